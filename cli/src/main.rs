@@ -1,0 +1,2 @@
+//! The `tallmc` command-line tool.
+fn main() {}

@@ -1,0 +1,156 @@
+//! Tabular data in memory: named numeric columns, then a design matrix for regression models.
+
+use crate::error::Error;
+use alloc::string::String;
+use alloc::vec::Vec;
+
+/// A numeric table: `ncols` named columns of `nrows` values, stored column-major.
+/// The CLI and the browser parse CSV into this; simulators produce it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Table {
+    /// Column names, in file order.
+    pub names: Vec<String>,
+    /// `columns[j][i]` is row i of column j.
+    pub columns: Vec<Vec<f64>>,
+}
+
+impl Table {
+    /// A table from named columns; all columns must have the same length and finite values.
+    pub fn new(names: Vec<String>, columns: Vec<Vec<f64>>) -> Result<Self, Error> {
+        if names.len() != columns.len() {
+            return Err(Error::Dimension {
+                what: "column names",
+                expected: columns.len(),
+                got: names.len(),
+            });
+        }
+        let n = columns.first().map_or(0, |c| c.len());
+        for (name, c) in names.iter().zip(&columns) {
+            if c.len() != n {
+                return Err(Error::InvalidData {
+                    row: None,
+                    column: Some(name.clone()),
+                    msg: alloc::format!("column has {} rows, expected {n}", c.len()),
+                });
+            }
+            if let Some(i) = c.iter().position(|v| !v.is_finite()) {
+                return Err(Error::InvalidData {
+                    row: Some(i + 1),
+                    column: Some(name.clone()),
+                    msg: String::from("value is not finite"),
+                });
+            }
+        }
+        Ok(Table { names, columns })
+    }
+
+    /// Number of rows.
+    pub fn nrows(&self) -> usize {
+        self.columns.first().map_or(0, |c| c.len())
+    }
+
+    /// Index of a column by name.
+    pub fn column_index(&self, name: &str) -> Option<usize> {
+        self.names.iter().position(|n| n == name)
+    }
+
+    /// A column by name, or an error naming it.
+    pub fn column(&self, name: &str) -> Result<&[f64], Error> {
+        self.column_index(name)
+            .map(|j| self.columns[j].as_slice())
+            .ok_or_else(|| Error::InvalidData {
+                row: None,
+                column: Some(name.into()),
+                msg: String::from("no such column in the data"),
+            })
+    }
+}
+
+/// A regression design: response `y` and a dense row-major `n × d` matrix `x`
+/// (intercept column first when present), with one name per column of `x`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Design {
+    /// Number of rows.
+    pub n: usize,
+    /// Number of columns of `x` (parameters of a GLM).
+    pub d: usize,
+    /// Row-major `n × d`.
+    pub x: Vec<f64>,
+    /// Response, length `n`.
+    pub y: Vec<f64>,
+    /// Column names of `x` (`intercept` first when added).
+    pub names: Vec<String>,
+}
+
+/// How to turn a table into a design.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DesignSpec {
+    /// Response column name.
+    pub response: String,
+    /// Feature columns; `None` means every column except the response, in file order.
+    pub features: Option<Vec<String>>,
+    /// Add a leading column of ones named `intercept`.
+    pub intercept: bool,
+    /// Centre and scale each feature to mean 0, sd 1 (constant columns are only centred).
+    pub standardize: bool,
+}
+
+impl Design {
+    /// Build a design from a table. Errors name the missing column.
+    pub fn from_table(t: &Table, spec: &DesignSpec) -> Result<Self, Error> {
+        let y = t.column(&spec.response)?.to_vec();
+        let n = y.len();
+        if n == 0 {
+            return Err(Error::data("the data set has no rows"));
+        }
+        let feats: Vec<String> = match &spec.features {
+            Some(f) => f.clone(),
+            None => t
+                .names
+                .iter()
+                .filter(|c| **c != spec.response)
+                .cloned()
+                .collect(),
+        };
+        let mut cols: Vec<&[f64]> = Vec::with_capacity(feats.len());
+        for f in &feats {
+            cols.push(t.column(f)?);
+        }
+        let mut names = Vec::new();
+        if spec.intercept {
+            names.push(String::from("intercept"));
+        }
+        names.extend(feats.iter().cloned());
+        let d = names.len();
+        let off = usize::from(spec.intercept);
+        let mut shift = alloc::vec![0.0; cols.len()];
+        let mut scale = alloc::vec![1.0; cols.len()];
+        if spec.standardize {
+            for (j, c) in cols.iter().enumerate() {
+                let m = c.iter().sum::<f64>() / n as f64;
+                let v = c.iter().map(|v| (v - m) * (v - m)).sum::<f64>() / n as f64;
+                shift[j] = m;
+                if v > 0.0 {
+                    scale[j] = 1.0 / crate::math::sqrt(v);
+                }
+            }
+        }
+        let mut x = alloc::vec![0.0; n * d];
+        for i in 0..n {
+            let row = &mut x[i * d..(i + 1) * d];
+            if spec.intercept {
+                row[0] = 1.0;
+            }
+            for (j, c) in cols.iter().enumerate() {
+                row[off + j] = (c[i] - shift[j]) * scale[j];
+            }
+        }
+        Ok(Design { n, d, x, y, names })
+    }
+
+    /// Row i of `x`.
+    #[inline]
+    pub fn row(&self, i: usize) -> &[f64] {
+        &self.x[i * self.d..(i + 1) * self.d]
+    }
+}

@@ -1,0 +1,83 @@
+//! MCMC kernels: immutable parameters + `init` + infallible `step`.
+//!
+//! A kernel is generic over its target `T` (a [`LogDensity`](crate::model::LogDensity) for the
+//! exact kernels, a [`DataModel`](crate::model::DataModel) for the subsampling ones). `init`
+//! validates and returns an error; `step` never fails: a non-finite energy is a rejected,
+//! divergent step. Each step reports its cost in per-datum evaluations.
+
+use crate::error::Error;
+use crate::rng::Rng;
+
+pub mod metric;
+pub mod registry;
+pub use metric::Metric;
+
+/// What one step did. A small `Copy` record; the chain driver writes it to `stats.csv`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StepInfo {
+    /// Metropolis acceptance probability of the proposal (mean over the tree for NUTS).
+    pub accept_prob: f64,
+    /// Whether the state moved.
+    pub accepted: bool,
+    /// A non-finite or exploding energy was met (the step was rejected).
+    pub divergent: bool,
+    /// Per-datum log-likelihood evaluations this step (a value-and-gradient call counts in both).
+    pub lik_evals: u64,
+    /// Per-datum gradient evaluations this step.
+    pub grad_evals: u64,
+    /// Leapfrog steps (0 for non-Hamiltonian kernels).
+    pub n_leapfrog: u32,
+    /// Step size used.
+    pub step_size: f64,
+    /// Hamiltonian (or −log π for MH kernels) at the returned state; NaN when not applicable.
+    pub energy: f64,
+    /// Sign of the state's weight for signed (pseudo-marginal, block-Poisson) samplers; 1 otherwise.
+    pub sign: f64,
+    /// Kernel-specific extras, named by the chain's `extra_names()` (σ̂², batch size, tree depth, ...).
+    pub extra: [f64; 4],
+}
+
+impl Default for StepInfo {
+    fn default() -> Self {
+        StepInfo {
+            accept_prob: 0.0,
+            accepted: false,
+            divergent: false,
+            lik_evals: 0,
+            grad_evals: 0,
+            n_leapfrog: 0,
+            step_size: f64::NAN,
+            energy: f64::NAN,
+            sign: 1.0,
+            extra: [f64::NAN; 4],
+        }
+    }
+}
+
+/// A state that has a position θ.
+pub trait HasPosition {
+    /// θ.
+    fn position(&self) -> &[f64];
+}
+
+/// An MCMC kernel over target `T`.
+pub trait Kernel<T: ?Sized> {
+    /// What the next step needs (position, cached log density and gradient, ...).
+    type State: HasPosition + Clone + Send;
+    /// Validate and build the state at `position`.
+    fn init(&self, target: &T, position: &[f64]) -> Result<Self::State, Error>;
+    /// One transition. Never panics and never fails.
+    fn step<R: Rng + ?Sized>(&self, rng: &mut R, target: &T, state: &mut Self::State) -> StepInfo;
+}
+
+/// Kernels whose step size and metric warm-up adaptation may tune.
+pub trait Tunable {
+    /// Current step size ε.
+    fn step_size(&self) -> f64;
+    /// Set ε (> 0).
+    fn set_step_size(&mut self, eps: f64);
+    /// Current metric (inverse mass matrix / proposal covariance shape).
+    fn metric(&self) -> &Metric;
+    /// Replace the metric.
+    fn set_metric(&mut self, metric: Metric);
+}

@@ -1,0 +1,1 @@
+//! TODO: gaussian model (filled by the models work).

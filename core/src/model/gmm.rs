@@ -1,0 +1,1 @@
+//! TODO: gmm model (filled by the models work).

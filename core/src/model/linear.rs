@@ -1,0 +1,1 @@
+//! TODO: linear model (filled by the models work).

@@ -1,0 +1,133 @@
+//! Models. Data models expose the log-likelihood **per datum**, so every estimator can subsample;
+//! [`FullData`] turns any data model into a [`LogDensity`] for the exact samplers.
+//!
+//! Conventions: parameters live on an unconstrained space (θ ∈ ℝᵈ); a constrained parameter is
+//! sampled through a transform and its log-Jacobian is part of `log_prior`. Gradients are
+//! **accumulated** into caller-owned buffers (`grad[k] += …`) and the value is returned, so sums
+//! over data need no temporaries. Hessians are accumulated into row-major `d × d` buffers.
+
+use alloc::string::String;
+use alloc::vec::Vec;
+
+pub mod gaussian;
+pub mod glm;
+pub mod gmm;
+pub mod linear;
+pub mod prior;
+pub mod registry;
+
+pub use glm::{Glm, GlmFamily};
+
+/// A Bayesian model for n exchangeable data: log π(θ) = log p(θ) + Σᵢ ℓᵢ(θ).
+///
+/// Object safe, `Send + Sync` so chains on several threads can share one model behind an `Arc`.
+pub trait DataModel: Send + Sync {
+    /// Number of parameters d.
+    fn dim(&self) -> usize;
+    /// Number of data n.
+    fn n(&self) -> usize;
+    /// Parameter names, length d (`intercept` first when present).
+    fn param_names(&self) -> Vec<String>;
+
+    /// log p(θ) including any log-Jacobian; its gradient is accumulated into `grad`.
+    fn log_prior_grad(&self, theta: &[f64], grad: &mut [f64]) -> f64;
+    /// log p(θ).
+    fn log_prior(&self, theta: &[f64]) -> f64;
+
+    /// ℓᵢ(θ), the log-likelihood of datum i.
+    fn log_lik(&self, theta: &[f64], i: usize) -> f64;
+    /// ℓᵢ(θ); ∇ℓᵢ(θ) is accumulated into `grad`.
+    fn log_lik_grad(&self, theta: &[f64], i: usize, grad: &mut [f64]) -> f64;
+    /// ∇²ℓᵢ(θ) accumulated into `hess` (row-major d × d). Control variates and Newton need it.
+    fn log_lik_hess(&self, theta: &[f64], i: usize, hess: &mut [f64]);
+
+    /// Σᵢ ℓᵢ(θ) over `idx` (one virtual call per batch, not per datum).
+    fn log_lik_sum(&self, theta: &[f64], idx: &[usize]) -> f64 {
+        idx.iter().map(|&i| self.log_lik(theta, i)).sum()
+    }
+    /// Σᵢ ℓᵢ(θ) over all data, gradient accumulated into `grad`.
+    fn log_lik_grad_all(&self, theta: &[f64], grad: &mut [f64]) -> f64 {
+        (0..self.n())
+            .map(|i| self.log_lik_grad(theta, i, grad))
+            .sum()
+    }
+    /// Σᵢ ℓᵢ(θ) over all data.
+    fn log_lik_all(&self, theta: &[f64]) -> f64 {
+        (0..self.n()).map(|i| self.log_lik(theta, i)).sum()
+    }
+
+    /// A sensible deterministic starting point (zeros unless the model knows better).
+    fn initial_point(&self) -> Vec<f64> {
+        alloc::vec![0.0; self.dim()]
+    }
+
+    /// The generalised-linear structure ℓᵢ(θ) = f(yᵢ, xᵢᵀθ), when the model has it.
+    /// Samplers with model-specific bounds or closed-form weights (SMH, preferential
+    /// subsampling) use it; others ignore it.
+    fn as_glm(&self) -> Option<&dyn GlmView> {
+        None
+    }
+}
+
+/// Read access to a GLM's design and family, for samplers that exploit ℓᵢ(θ) = f(yᵢ, xᵢᵀθ).
+pub trait GlmView: Send + Sync {
+    /// The design (x row-major, y).
+    fn design(&self) -> &crate::data::Design;
+    /// The family f and its η-derivatives.
+    fn family(&self) -> &dyn GlmFamily;
+}
+
+/// A target log density with gradient (up to an additive constant), for the exact samplers.
+pub trait LogDensity {
+    /// Dimension d.
+    fn dim(&self) -> usize;
+    /// log π(θ).
+    fn log_density(&self, theta: &[f64]) -> f64;
+    /// log π(θ); ∇ log π(θ) is **written** (not accumulated) into `grad`.
+    fn log_density_grad(&self, theta: &[f64], grad: &mut [f64]) -> f64;
+    /// Per-datum evaluations that one call costs (n for a full-data density, 1 for a closed form).
+    fn evals_per_call(&self) -> u64 {
+        1
+    }
+}
+
+/// The full-data posterior of a [`DataModel`]: log p(θ) + Σᵢ ℓᵢ(θ).
+pub struct FullData<M: ?Sized> {
+    /// The model (an `Arc<dyn DataModel>` or a reference).
+    pub model: M,
+}
+
+impl<M> FullData<M> {
+    /// Wrap a model.
+    pub fn new(model: M) -> Self {
+        FullData { model }
+    }
+}
+
+impl<M, D> LogDensity for FullData<M>
+where
+    M: core::ops::Deref<Target = D>,
+    D: DataModel + ?Sized,
+{
+    fn dim(&self) -> usize {
+        self.model.dim()
+    }
+    fn log_density(&self, theta: &[f64]) -> f64 {
+        let lp = self.model.log_prior(theta);
+        if !lp.is_finite() {
+            return f64::NEG_INFINITY;
+        }
+        lp + self.model.log_lik_all(theta)
+    }
+    fn log_density_grad(&self, theta: &[f64], grad: &mut [f64]) -> f64 {
+        grad.iter_mut().for_each(|g| *g = 0.0);
+        let lp = self.model.log_prior_grad(theta, grad);
+        if !lp.is_finite() {
+            return f64::NEG_INFINITY;
+        }
+        lp + self.model.log_lik_grad_all(theta, grad)
+    }
+    fn evals_per_call(&self) -> u64 {
+        self.model.n() as u64
+    }
+}

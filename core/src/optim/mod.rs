@@ -1,0 +1,1 @@
+//! Mode finding: Newton and L-BFGS with line search (filled by the optimiser work).

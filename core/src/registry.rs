@@ -1,0 +1,132 @@
+//! The registry: every model and sampler by name, with a parameter schema the CLI validates
+//! `--set` against and the browser builds its forms from. A sampler added here appears in both.
+
+use crate::chain::Chain;
+use crate::data::Table;
+use crate::error::Error;
+use crate::model::DataModel;
+use crate::rng::ChainRng;
+use crate::settings::Settings;
+use alloc::boxed::Box;
+use alloc::sync::Arc;
+
+/// One tunable parameter of a sampler or model.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ParamSpec {
+    /// Key used in `--set key=value` and in the browser config.
+    pub key: &'static str,
+    /// One line for a form label or `--help`.
+    pub description: &'static str,
+    /// What values it takes.
+    pub kind: ParamKind,
+}
+
+/// The type and range of a parameter.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum ParamKind {
+    /// A real number in `[min, max]`; `default` NaN means "chosen automatically".
+    Real {
+        /// Default value (NaN: automatic).
+        default: f64,
+        /// Smallest allowed value.
+        min: f64,
+        /// Largest allowed value.
+        max: f64,
+    },
+    /// A whole number in `[min, max]`; `default` 0 with `auto` means "chosen automatically".
+    Int {
+        /// Default value.
+        default: usize,
+        /// Smallest allowed value.
+        min: usize,
+        /// Largest allowed value.
+        max: usize,
+    },
+    /// One word of a fixed list; the first is the default.
+    Choice(&'static [&'static str]),
+    /// true/false.
+    Bool(bool),
+}
+
+/// A sampler as the user sees it.
+#[derive(Debug, Clone, Copy)]
+pub struct SamplerInfo {
+    /// Name used on the command line and in the browser.
+    pub name: &'static str,
+    /// One-line description.
+    pub description: &'static str,
+    /// Whether it targets the posterior exactly.
+    pub exact: bool,
+    /// Whether its draws carry signs.
+    pub signed: bool,
+    /// Models it supports (empty: every data model).
+    pub models: &'static [&'static str],
+    /// Its parameters.
+    pub params: &'static [ParamSpec],
+}
+
+/// A model as the user sees it.
+#[derive(Debug, Clone, Copy)]
+pub struct ModelInfo {
+    /// Name (`logistic`, ...).
+    pub name: &'static str,
+    /// One-line description.
+    pub description: &'static str,
+    /// Whether it is a regression (reads a response and feature columns).
+    pub regression: bool,
+    /// Its parameters (priors, noise, ...).
+    pub params: &'static [ParamSpec],
+}
+
+/// Everything a chain needs besides the model.
+#[derive(Debug, Clone)]
+pub struct ChainConfig<'a> {
+    /// Sampler name.
+    pub sampler: &'a str,
+    /// Warm-up iterations.
+    pub warmup: usize,
+    /// Sampler settings (model settings are consumed by [`build_model`]).
+    pub settings: &'a Settings,
+}
+
+/// Every sampler available, in display order.
+pub fn samplers() -> &'static [SamplerInfo] {
+    crate::kernel::registry::SAMPLERS
+}
+
+/// Every model available, in display order.
+pub fn models() -> &'static [ModelInfo] {
+    crate::model::registry::MODELS
+}
+
+/// Look a sampler up by name.
+pub fn sampler(name: &str) -> Result<&'static SamplerInfo, Error> {
+    samplers()
+        .iter()
+        .find(|s| s.name == name)
+        .ok_or_else(|| Error::Unknown {
+            what: "sampler",
+            name: name.into(),
+        })
+}
+
+/// Build a data model from a table. `response`/features/intercept/standardisation come from
+/// `design`; priors and model options from `settings` (keys it reads are marked used).
+pub fn build_model(
+    name: &str,
+    table: &Table,
+    design: &crate::data::DesignSpec,
+    settings: &Settings,
+) -> Result<Arc<dyn DataModel>, Error> {
+    crate::model::registry::build(name, table, design, settings)
+}
+
+/// Build a chain for `model`. The starting point is drawn from `rng` (the chain's own stream),
+/// so the same seed gives the same chain natively and in the browser.
+pub fn build_chain(
+    config: &ChainConfig<'_>,
+    model: Arc<dyn DataModel>,
+    rng: &mut ChainRng,
+) -> Result<Box<dyn Chain>, Error> {
+    crate::kernel::registry::build(config, model, rng)
+}

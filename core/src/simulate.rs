@@ -1,0 +1,1 @@
+//! Data simulators for every model (filled by the models work).
