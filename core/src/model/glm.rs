@@ -147,3 +147,35 @@ impl<F: GlmFamily> GlmView for Glm<F> {
         &self.family
     }
 }
+
+/// Gaussian noise with known standard deviation σ: f = −(y − η)²/(2σ²) (constant dropped).
+#[derive(Debug, Clone, Copy)]
+pub struct GaussianNoise {
+    /// Noise standard deviation σ (> 0).
+    pub sd: f64,
+}
+
+impl GlmFamily for GaussianNoise {
+    fn name(&self) -> &'static str {
+        "linear"
+    }
+    #[inline]
+    fn value(&self, y: f64, eta: f64) -> f64 {
+        let r = (y - eta) / self.sd;
+        -0.5 * r * r
+    }
+    #[inline]
+    fn value_d1(&self, y: f64, eta: f64) -> (f64, f64) {
+        let r = y - eta;
+        let p = 1.0 / (self.sd * self.sd);
+        (-0.5 * r * r * p, r * p)
+    }
+    #[inline]
+    fn d2(&self, _y: f64, _eta: f64) -> f64 {
+        -1.0 / (self.sd * self.sd)
+    }
+    #[inline]
+    fn d3(&self, _y: f64, _eta: f64) -> f64 {
+        0.0
+    }
+}

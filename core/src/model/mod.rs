@@ -16,7 +16,7 @@ pub mod linear;
 pub mod prior;
 pub mod registry;
 
-pub use glm::{Glm, GlmFamily};
+pub use glm::{GaussianNoise, Glm, GlmFamily, Logistic};
 
 /// A Bayesian model for n exchangeable data: log π(θ) = log p(θ) + Σᵢ ℓᵢ(θ).
 ///
