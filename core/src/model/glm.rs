@@ -99,6 +99,13 @@ impl<F: GlmFamily> DataModel for Glm<F> {
     fn log_prior(&self, theta: &[f64]) -> f64 {
         self.prior.log_density(theta)
     }
+    fn log_prior_hess(&self, theta: &[f64], hess: &mut [f64]) {
+        let d = theta.len();
+        let p = self.prior.precision();
+        for k in 0..d {
+            hess[k * d + k] -= p;
+        }
+    }
     #[inline]
     fn log_lik(&self, theta: &[f64], i: usize) -> f64 {
         self.family.value(self.design.y[i], self.eta(theta, i))

@@ -33,6 +33,28 @@ pub trait DataModel: Send + Sync {
     fn log_prior_grad(&self, theta: &[f64], grad: &mut [f64]) -> f64;
     /// log p(θ).
     fn log_prior(&self, theta: &[f64]) -> f64;
+    /// ∇² log p(θ) accumulated into `hess` (row-major d × d). The default uses central finite
+    /// differences of [`log_prior_grad`](DataModel::log_prior_grad); models with a closed form
+    /// override it.
+    fn log_prior_hess(&self, theta: &[f64], hess: &mut [f64]) {
+        let d = theta.len();
+        let mut t = theta.to_vec();
+        let mut gp = alloc::vec![0.0; d];
+        let mut gm = alloc::vec![0.0; d];
+        for j in 0..d {
+            let h = 1e-5 * (1.0 + crate::math::abs(theta[j]));
+            t[j] = theta[j] + h;
+            gp.iter_mut().for_each(|g| *g = 0.0);
+            self.log_prior_grad(&t, &mut gp);
+            t[j] = theta[j] - h;
+            gm.iter_mut().for_each(|g| *g = 0.0);
+            self.log_prior_grad(&t, &mut gm);
+            t[j] = theta[j];
+            for k in 0..d {
+                hess[k * d + j] += (gp[k] - gm[k]) / (2.0 * h);
+            }
+        }
+    }
 
     /// ℓᵢ(θ), the log-likelihood of datum i.
     fn log_lik(&self, theta: &[f64], i: usize) -> f64;
