@@ -109,14 +109,14 @@ impl GaussianMean {
                 got: names.len(),
             });
         }
-        if y.len() % d != 0 {
+        let n = y.len() / d;
+        if n * d != y.len() {
             return Err(Error::Dimension {
                 what: "observations",
-                expected: d * (y.len() / d),
+                expected: n * d,
                 got: y.len(),
             });
         }
-        let n = y.len() / d;
         if n == 0 {
             return Err(Error::data("the data set has no rows"));
         }
