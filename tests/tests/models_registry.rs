@@ -540,3 +540,37 @@ fn simulated_data_recover_true_parameters() {
         assert!(z.abs() < 4.0, "gaussian col {j} z = {z}");
     }
 }
+
+#[test]
+fn design_rejects_clashing_columns() {
+    let s = Settings::new();
+    let t = table(
+        &["y", "x1", "intercept"],
+        vec![vec![0.0, 1.0], vec![0.5, 0.1], vec![1.0, 1.0]],
+    );
+    let named = |sp: &DesignSpec| match build_model("linear", &t, sp, &s) {
+        Err(Error::InvalidData {
+            column: Some(c), ..
+        }) => c,
+        other => panic!("{:?}", other.map(|_| ())),
+    };
+    assert_eq!(named(&spec("y")), "intercept");
+    let mut sp = spec("y");
+    sp.intercept = false;
+    assert!(build_model("linear", &t, &sp, &s).is_ok());
+    sp.features = Some(vec!["x1".into(), "y".into()]);
+    assert_eq!(named(&sp), "y");
+    sp.features = Some(vec!["x1".into(), "x1".into()]);
+    assert_eq!(named(&sp), "x1");
+    sp.features = Some(vec!["x9".into()]);
+    assert_eq!(named(&sp), "x9");
+    // duplicate header names
+    let t2 = table(
+        &["y", "x1", "x1"],
+        vec![vec![0.0, 1.0], vec![0.5, 0.1], vec![1.0, 1.0]],
+    );
+    assert!(matches!(
+        build_model("logistic", &t2, &spec("y"), &s),
+        Err(Error::InvalidData { column: Some(c), .. }) if c == "x1"
+    ));
+}
