@@ -319,6 +319,60 @@ pub fn gmm_column<'a>(table: &'a Table, spec: &DesignSpec) -> Result<(&'a str, &
     }
 }
 
+/// The `gaussian` model as its concrete type (for its closed-form
+/// [`posterior`](GaussianMean::posterior)): the feature columns (all columns except the response
+/// when no feature list is given) are the coordinates; settings `correlation`, `rho`, `sd`,
+/// `prior`, `prior_scale`.
+pub fn gaussian_from_table(
+    table: &Table,
+    design: &DesignSpec,
+    settings: &Settings,
+) -> Result<GaussianMean, Error> {
+    let prior = Prior::from_settings(settings)?;
+    let corr = match settings.choice("correlation", "equi", &["equi", "ar1"])? {
+        "ar1" => Correlation::Ar1,
+        _ => Correlation::Equi,
+    };
+    let rho = settings.f64_or("rho", gaussian::DEFAULT_RHO)?;
+    let sd = settings.f64_or("sd", gaussian::DEFAULT_SD)?;
+    let cols: Vec<String> = match &design.features {
+        Some(f) => f.clone(),
+        None => table
+            .names
+            .iter()
+            .filter(|c| **c != design.response)
+            .cloned()
+            .collect(),
+    };
+    if cols.is_empty() {
+        return Err(Error::data("the gaussian model needs at least one column"));
+    }
+    for (k, c) in cols.iter().enumerate() {
+        if cols[..k].contains(c) {
+            return Err(Error::InvalidData {
+                row: None,
+                column: Some(c.clone()),
+                msg: String::from("is listed twice"),
+            });
+        }
+    }
+    check_finite(table, &cols)?;
+    let dim = cols.len();
+    let cov = gaussian::covariance(dim, corr, rho, sd)?;
+    let mut data: Vec<&[f64]> = Vec::with_capacity(dim);
+    for c in &cols {
+        data.push(table.column(c)?);
+    }
+    let n = table.nrows();
+    let mut y = Vec::with_capacity(n * dim);
+    for i in 0..n {
+        for c in &data {
+            y.push(c.get(i).copied().unwrap_or(f64::NAN));
+        }
+    }
+    GaussianMean::new(y, dim, cols, cov, prior)
+}
+
 /// Build model `name` from `table`; model options come from `settings` (keys read are marked
 /// used). Planned models (`pmf`, `lgssm`, `sv`, `garch`) give a "not yet available" error; other
 /// unknown names give [`Error::Unknown`].
@@ -391,42 +445,7 @@ pub fn build(
             }
             Ok(Arc::new(Gmm::new(x.to_vec(), [v1, v2], nv, k)?))
         }
-        "gaussian" => {
-            let prior = Prior::from_settings(settings)?;
-            let corr = match settings.choice("correlation", "equi", &["equi", "ar1"])? {
-                "ar1" => Correlation::Ar1,
-                _ => Correlation::Equi,
-            };
-            let rho = settings.f64_or("rho", gaussian::DEFAULT_RHO)?;
-            let sd = settings.f64_or("sd", gaussian::DEFAULT_SD)?;
-            let cols: Vec<String> = match &design.features {
-                Some(f) => f.clone(),
-                None => table
-                    .names
-                    .iter()
-                    .filter(|c| **c != design.response)
-                    .cloned()
-                    .collect(),
-            };
-            if cols.is_empty() {
-                return Err(Error::data("the gaussian model needs at least one column"));
-            }
-            check_finite(table, &cols)?;
-            let dim = cols.len();
-            let cov = gaussian::covariance(dim, corr, rho, sd)?;
-            let mut data: Vec<&[f64]> = Vec::with_capacity(dim);
-            for c in &cols {
-                data.push(table.column(c)?);
-            }
-            let n = table.nrows();
-            let mut y = Vec::with_capacity(n * dim);
-            for i in 0..n {
-                for c in &data {
-                    y.push(c.get(i).copied().unwrap_or(f64::NAN));
-                }
-            }
-            Ok(Arc::new(GaussianMean::new(y, dim, cols, cov, prior)?))
-        }
+        "gaussian" => Ok(Arc::new(gaussian_from_table(table, design, settings)?)),
         other if NOT_YET_AVAILABLE.contains(&other) => Err(not_yet_available(other)),
         other => Err(Error::Unknown {
             what: "model",
