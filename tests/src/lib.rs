@@ -135,11 +135,10 @@ pub fn run_sampler(
 
 /// A design with an intercept and `d − 1` standard-normal features, response left empty.
 pub fn gaussian_design(n: usize, d: usize, rng: &mut ChainRng) -> Design {
-    let mut x = Vec::with_capacity(n * d);
-    for _ in 0..n {
-        x.push(1.0);
-        for _ in 1..d {
-            x.push(dist::std_normal(rng));
+    let mut x = vec![1.0; n * d];
+    for row in x.chunks_mut(d) {
+        for v in row.iter_mut().skip(1) {
+            *v = dist::std_normal(rng);
         }
     }
     let mut names = vec![String::from("intercept")];

@@ -3,7 +3,6 @@
 
 use std::sync::Arc;
 use tallmc_core::adapt::{AdaptConfig, AdaptiveChain, MetricAdaptation};
-use tallmc_core::chain::Chain;
 use tallmc_core::dist;
 use tallmc_core::error::Error;
 use tallmc_core::kernel::{Hmc, Kernel, Mala, Metric, Nuts, Rwmh};

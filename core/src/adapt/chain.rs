@@ -46,14 +46,14 @@ pub struct AdaptConfig {
 
 enum Estimator {
     Diag(WelfordVar),
-    Dense(WelfordCov),
+    Dense(WelfordCov, usize),
 }
 
 impl Estimator {
     fn add(&mut self, x: &[f64]) {
         match self {
             Estimator::Diag(w) => w.add(x),
-            Estimator::Dense(w) => w.add(x),
+            Estimator::Dense(w, _) => w.add(x),
         }
     }
     /// The regularised metric; `None` if it is not usable (then the old metric stays).
@@ -68,10 +68,9 @@ impl Estimator {
                     .collect();
                 Metric::diag(v).ok()
             }
-            Estimator::Dense(w) => {
-                let n = w.count() as f64;
+            Estimator::Dense(w, d) => {
+                let (n, d) = (w.count() as f64, *d);
                 let mut c = w.covariance();
-                let d = w_dim(c.len());
                 for x in c.iter_mut() {
                     *x *= n / (n + 5.0);
                 }
@@ -85,17 +84,9 @@ impl Estimator {
     fn reset(&mut self) {
         match self {
             Estimator::Diag(w) => w.reset(),
-            Estimator::Dense(w) => w.reset(),
+            Estimator::Dense(w, _) => w.reset(),
         }
     }
-}
-
-fn w_dim(len: usize) -> usize {
-    let mut d = 0;
-    while d * d < len {
-        d += 1;
-    }
-    d
 }
 
 /// Any [`Adaptable`] kernel with its target and state, adapting during the first `warmup`
@@ -172,7 +163,7 @@ where
             match config.metric {
                 MetricAdaptation::Identity => None,
                 MetricAdaptation::Diag => Some(Estimator::Diag(WelfordVar::new(d))),
-                MetricAdaptation::Dense => Some(Estimator::Dense(WelfordCov::new(d))),
+                MetricAdaptation::Dense => Some(Estimator::Dense(WelfordCov::new(d), d)),
             }
         } else {
             None
@@ -258,9 +249,6 @@ where
     }
     fn step(&mut self, rng: &mut ChainRng) -> StepInfo {
         let mut info = self.kernel.step(rng, &self.target, &mut self.state);
-        info.lik_evals += self.pending.lik_evals;
-        info.grad_evals += self.pending.grad_evals;
-        self.pending = Cost::default();
         if self.iteration < self.config.warmup {
             self.adapt(&info, rng);
             // Probes run after a window's end are charged to this step.

@@ -37,6 +37,7 @@ where
     let (a, c) = kernel.probe(rng, target, state, eps);
     cost.lik_evals += c.lik_evals;
     cost.grad_evals += c.grad_evals;
+    // Probes never return NaN (a failed trial has acceptance 0).
     let up = a > threshold;
     for _ in 0..100 {
         eps = if up { 2.0 * eps } else { 0.5 * eps };
@@ -47,10 +48,10 @@ where
         let (a, c) = kernel.probe(rng, target, state, eps);
         cost.lik_evals += c.lik_evals;
         cost.grad_evals += c.grad_evals;
-        if up && !(a > threshold) {
+        if up && a <= threshold {
             break;
         }
-        if !up && !(a < threshold) {
+        if !up && a >= threshold {
             break;
         }
     }

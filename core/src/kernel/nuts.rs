@@ -237,7 +237,7 @@ impl<T: LogDensity + ?Sized> Kernel<T> for Nuts {
                 rho_bck.copy_from_slice(&rho);
                 p_bck_fwd.copy_from_slice(&p_fwd_bck);
                 p_sharp_bck_fwd.copy_from_slice(&p_sharp_fwd_bck);
-                let ok = b.build_tree(
+                b.build_tree(
                     depth,
                     &mut z_fwd,
                     &mut z_propose,
@@ -247,8 +247,7 @@ impl<T: LogDensity + ?Sized> Kernel<T> for Nuts {
                     &mut p_fwd_bck,
                     &mut p_fwd_fwd,
                     &mut log_sum_weight_subtree,
-                );
-                ok
+                )
             } else {
                 // Extend backwards.
                 b.eps = -self.step_size;
