@@ -62,9 +62,7 @@ fn exact_samplers_agree_on_logistic() {
     for a in 0..runs.len() {
         assert_eq!(runs[a].1.divergences(), 0, "{}", runs[a].0);
         for b in a + 1..runs.len() {
-            for j in 0..d {
-                let (ma, sa) = summary[a][j];
-                let (mb, sb) = summary[b][j];
+            for (j, (&(ma, sa), &(mb, sb))) in summary[a].iter().zip(&summary[b]).enumerate() {
                 let se = (sa * sa + sb * sb).sqrt();
                 assert!(
                     (ma - mb).abs() <= 4.0 * se,
