@@ -180,6 +180,8 @@ pub fn log10(x: f64) -> f64 {
 /// q = p − ½. For |q| ≤ 0.425: Φ⁻¹(p) = q·A(r)/B(r) with r = 0.180625 − q². Otherwise
 /// r = √(−ln min(p, 1 − p)) and Φ⁻¹(p) = ±C(r − 1.6)/D(r − 1.6) for r ≤ 5, ±E(r − 5)/F(r − 5)
 /// beyond, with degree-7 polynomials A…F from the paper.
+// The coefficients are quoted with the paper's digits.
+#[allow(clippy::excessive_precision)]
 pub fn norm_quantile(p: f64) -> f64 {
     const A: [f64; 8] = [
         3.387_132_872_796_366_608,

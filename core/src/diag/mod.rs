@@ -407,7 +407,8 @@ fn type7_sorted(x: &[f64], p: f64) -> f64 {
     if n == 1 {
         return x[0];
     }
-    let m = 1.0 + p * (1.0 - 1.0 - 1.0);
+    // mquantiles: m = alphap + p(1 − alphap − betap) = 1 + p·(−1), which is exactly 1 − p.
+    let m = 1.0 - p;
     let aleph = n as f64 * p + m;
     let k = math::floor(aleph.clamp(1.0, (n - 1) as f64));
     let gamma = (aleph - k).clamp(0.0, 1.0);

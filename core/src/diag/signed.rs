@@ -20,7 +20,7 @@ fn weighted_type7(sorted: &[(f64, f64)], p: f64) -> f64 {
         return sorted[0].0;
     }
     let t: f64 = sorted[..n - 1].iter().map(|&(_, w)| w).sum();
-    if !(t > 0.0) {
+    if t.is_nan() || t <= 0.0 {
         return f64::NAN;
     }
     let mut c = 0.0;
@@ -106,7 +106,7 @@ pub fn summarize_signed(chains: &[&[f64]], signs: &[&[f64]]) -> Summary {
     }
     let n: usize = chains.iter().map(|c| c.len()).sum();
     let s_tot: f64 = signs.iter().flat_map(|s| s.iter()).sum();
-    if n == 0 || !(s_tot > 0.0) || !s_tot.is_finite() {
+    if n == 0 || s_tot.is_nan() || s_tot <= 0.0 || s_tot.is_infinite() {
         return Summary::NAN;
     }
     let nf = n as f64;
