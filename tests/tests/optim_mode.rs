@@ -22,7 +22,7 @@ fn simulate(
     mut response: impl FnMut(f64, &mut tallmc_core::rng::ChainRng) -> f64,
 ) -> Table {
     let mut r = chain_rng(seed, 0);
-    let mut cols = vec![Vec::with_capacity(n); 4];
+    let mut cols: Vec<Vec<f64>> = (0..4).map(|_| Vec::with_capacity(n)).collect();
     for _ in 0..n {
         let x1 = dist::std_normal(&mut r);
         let x2 = 0.6 * x1 + 0.8 * dist::std_normal(&mut r);

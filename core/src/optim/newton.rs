@@ -64,7 +64,13 @@ fn run(mut obj: Objective<'_>, start: &[f64], opts: &ModeOptions) -> Result<Mode
         return Err(Error::NonFiniteStart);
     }
     let tol = opts.grad_tol * (obj.n().max(1) as f64);
-    match opts.method {
+    // d = 0 has nothing to optimise; Newton returns at once.
+    let method = if d == 0 {
+        ModeMethod::Newton
+    } else {
+        opts.method
+    };
+    match method {
         ModeMethod::Newton => newton(obj, theta, f, g, tol, opts),
         ModeMethod::Lbfgs => {
             let lo = LbfgsOptions {
