@@ -267,10 +267,7 @@ impl AliasTable {
         }
         // The column with the largest weight: a safe alias for zero-weight leftovers.
         let argmax = weights.iter().position(|&w| w == wmax).unwrap_or(0);
-        loop {
-            let (Some(&s), Some(&l)) = (small.last(), large.last()) else {
-                break;
-            };
+        while let (Some(&s), Some(&l)) = (small.last(), large.last()) {
             small.pop();
             large.pop();
             prob[s] = q[s];
