@@ -1,3 +1,4 @@
+#![allow(clippy::needless_range_loop)]
 //! An ill-conditioned Gaussian (scales 0.1 … 10, condition number 10⁴ in variance): NUTS and HMC
 //! with adapted metrics reproduce the exact moments (means and variances within 4 MCSE, sds within
 //! 5%); warm-up recovers the variances. The identity-metric NUTS case needs deep trees and
