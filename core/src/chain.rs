@@ -103,3 +103,45 @@ where
     }
     (samp, warm)
 }
+
+/// What one chain of [`run_chains`] cost.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ChainCost {
+    /// Setup (initialisation, step-size heuristic, mode finding, ...).
+    pub setup: Cost,
+    /// Warm-up iterations.
+    pub warmup: Cost,
+    /// Kept iterations.
+    pub sampling: Cost,
+}
+
+/// Build and run `n_chains` chains one after another (no threads): chain c is built and stepped
+/// on its own stream [`chain_rng`](crate::rng::chain_rng)`(seed, c)`, so its draws do not depend
+/// on how many other chains run or in which order — the CLI's threads and the browser's workers
+/// produce the same draws. The sink receives (chain, phase, index within phase, θ, step info).
+pub fn run_chains<F>(
+    config: &crate::registry::ChainConfig<'_>,
+    model: alloc::sync::Arc<dyn crate::model::DataModel>,
+    seed: u64,
+    n_chains: usize,
+    draws: usize,
+    mut sink: F,
+) -> Result<Vec<ChainCost>, crate::Error>
+where
+    F: FnMut(usize, Phase, usize, &[f64], &StepInfo),
+{
+    let mut out = Vec::with_capacity(n_chains);
+    for c in 0..n_chains {
+        let mut rng = crate::rng::chain_rng(seed, c as u64);
+        let mut chain = crate::registry::build_chain(config, model.clone(), &mut rng)?;
+        let (sampling, warmup) = run_chain(chain.as_mut(), &mut rng, draws, |p, k, th, info| {
+            sink(c, p, k, th, info)
+        });
+        out.push(ChainCost {
+            setup: chain.setup_cost(),
+            warmup,
+            sampling,
+        });
+    }
+    Ok(out)
+}

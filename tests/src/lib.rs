@@ -186,3 +186,13 @@ pub fn linear_posterior(design: &Design, noise_sd: f64, prior_scale: f64) -> (Ve
     ch.solve(&mut m);
     (m, ch.inverse())
 }
+
+/// z-score of the variance estimate against the truth: with sⱼ = (xⱼ − μ)², (mean(s) − σ²) / MCSE(s),
+/// the MCSE from the ESS of s itself (NUTS is often antithetic for x but not for x²).
+pub fn variance_z(x: &[f64], true_mean: f64, true_var: f64) -> f64 {
+    let s: Vec<f64> = x
+        .iter()
+        .map(|v| (v - true_mean) * (v - true_mean))
+        .collect();
+    (mean(&s) - true_var) / mcse_mean(&s)
+}

@@ -47,8 +47,9 @@ fn check(sampler: &str, settings: &[&str], seed: u64, warmup: usize, draws: usiz
         let (est, se, ess) = (mean(&x), mcse_mean(&x), ess(&x));
         let true_sd = cov[j * d + j].sqrt();
         let rel_sd = sd(&x) / true_sd - 1.0;
+        let vz = variance_z(&x, m[j], cov[j * d + j]);
         eprintln!(
-            "  {j}: mean {est:.5} truth {:.5} z {:+.2} ess {ess:.0}  sd rel err {rel_sd:+.4}",
+            "  {j}: mean {est:.5} truth {:.5} z {:+.2} ess {ess:.0}  sd rel err {rel_sd:+.4} variance z {vz:+.2}",
             m[j],
             (est - m[j]) / se
         );
@@ -60,6 +61,10 @@ fn check(sampler: &str, settings: &[&str], seed: u64, warmup: usize, draws: usiz
         assert!(
             rel_sd.abs() <= 0.05,
             "{sampler} coord {j}: sd rel err {rel_sd}"
+        );
+        assert!(
+            vz.abs() <= 4.0,
+            "{sampler} coord {j}: variance off by {vz} MCSE"
         );
     }
     assert_eq!(r.divergences(), 0, "{sampler}: divergences");

@@ -234,9 +234,12 @@ impl<T: LogDensity + ?Sized> Kernel<T> for Nuts {
             let valid = if uniform(b.rng) > 0.5 {
                 // Extend forwards.
                 b.eps = self.step_size;
+                // The old trajectory becomes the backward sub-tree; its forward end is the
+                // old forward end (not the interior point `p_fwd_bck`: that asymmetry breaks
+                // detailed balance; fixed in Stan by N. Huurre, stan-dev/stan#3032).
                 rho_bck.copy_from_slice(&rho);
-                p_bck_fwd.copy_from_slice(&p_fwd_bck);
-                p_sharp_bck_fwd.copy_from_slice(&p_sharp_fwd_bck);
+                p_bck_fwd.copy_from_slice(&p_fwd_fwd);
+                p_sharp_bck_fwd.copy_from_slice(&p_sharp_fwd_fwd);
                 b.build_tree(
                     depth,
                     &mut z_fwd,
@@ -251,9 +254,11 @@ impl<T: LogDensity + ?Sized> Kernel<T> for Nuts {
             } else {
                 // Extend backwards.
                 b.eps = -self.step_size;
+                // The old trajectory becomes the forward sub-tree; its backward end is the
+                // old backward end.
                 rho_fwd.copy_from_slice(&rho);
-                p_fwd_bck.copy_from_slice(&p_bck_fwd);
-                p_sharp_fwd_bck.copy_from_slice(&p_sharp_bck_fwd);
+                p_fwd_bck.copy_from_slice(&p_bck_bck);
+                p_sharp_fwd_bck.copy_from_slice(&p_sharp_bck_bck);
                 b.build_tree(
                     depth,
                     &mut z_bck,
