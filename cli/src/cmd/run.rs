@@ -165,6 +165,7 @@ pub fn run(a: &RunArgs) -> Result<(), CliError> {
         lines: Some(&lines),
         model: Some(&a.model),
         sampler: Some(&a.sampler),
+        settings: Some(&settings),
     };
     let spec = DesignSpec {
         response: a.response.clone().unwrap_or_default(),

@@ -34,15 +34,11 @@ pub fn simulate(a: &SimulateArgs) -> Result<(), CliError> {
     let settings = settings_from(&a.set)?;
     let ctx = ErrorContext {
         model: Some(&a.model),
+        settings: Some(&settings),
         ..Default::default()
     };
-    let table = core_simulate(&a.model, a.n, a.d, a.seed, &settings).map_err(|e| match &e {
-        // `n` and `d` are command-line options here, not `--set` keys.
-        Error::InvalidSetting { key, msg } if key == "n" || key == "d" => {
-            CliError::input(format!("--{key}: {msg}"))
-        }
-        _ => ctx.describe(&e),
-    })?;
+    let table =
+        core_simulate(&a.model, a.n, a.d, a.seed, &settings).map_err(|e| ctx.describe(&e))?;
     settings.check_all_used().map_err(|e| ctx.describe(&e))?;
     let name = a.out.display().to_string();
     if let Some(parent) = a.out.parent().filter(|p| !p.as_os_str().is_empty()) {
