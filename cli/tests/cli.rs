@@ -296,10 +296,9 @@ fn simulate_bad_input() {
     );
 }
 
-// ---- Tests that need the model and sampler registries (they land on main separately). ----
+// ---- Tests that use the model and sampler registries. ----
 
 #[test]
-#[ignore = "needs models from main"]
 fn non_binary_response_for_logistic() {
     bad_data(
         "nonbinary",
@@ -309,7 +308,6 @@ fn non_binary_response_for_logistic() {
 }
 
 #[test]
-#[ignore = "needs samplers from main"]
 fn unknown_sampler() {
     let dir = TempDir::new("badsampler");
     let data = dir.file("data.csv", b"y,x\n1,2\n0,1\n");
@@ -320,7 +318,6 @@ fn unknown_sampler() {
 }
 
 #[test]
-#[ignore = "needs samplers from main"]
 fn unknown_and_invalid_settings() {
     let dir = TempDir::new("setkeys");
     let data = dir.file("data.csv", b"y,x\n1,2\n0,1\n1,0\n");
@@ -385,7 +382,6 @@ fn run_ok(data: &str, out: &str, sampler: &str, seed: &str) {
 }
 
 #[test]
-#[ignore = "needs simulate, models and samplers from main"]
 fn run_writes_the_four_files() {
     let dir = TempDir::new("run");
     let data = simulate_logistic(&dir);
@@ -482,7 +478,6 @@ fn run_writes_the_four_files() {
 }
 
 #[test]
-#[ignore = "needs simulate, models and samplers from main"]
 fn same_seed_same_draws() {
     let dir = TempDir::new("seed");
     let data = simulate_logistic(&dir);
