@@ -499,3 +499,47 @@ fn same_seed_same_draws() {
     assert_eq!(o.status.code(), Some(0));
     assert_eq!(read(Path::new(&data)), read(Path::new(&again)));
 }
+
+#[test]
+fn feature_selection_and_no_intercept_name_the_columns() {
+    let dir = TempDir::new("features");
+    let data = simulate_logistic(&dir);
+    let out = dir.join("out");
+    let o = tallmc(&[
+        "run",
+        "--data",
+        &data,
+        "--model",
+        "logistic",
+        "--response",
+        "y",
+        "--features",
+        "x2",
+        "--no-intercept",
+        "--standardize",
+        "--sampler",
+        "rwmh",
+        "--chains",
+        "1",
+        "--warmup",
+        "20",
+        "--draws",
+        "5",
+        "--out",
+        &out,
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let draws = read(&Path::new(&out).join("draws.csv"));
+    assert_eq!(draws.lines().next().unwrap(), "chain,draw,x2");
+    assert_eq!(draws.lines().count(), 1 + 5);
+    let json: serde_json::Value =
+        serde_json::from_str(&read(&Path::new(&out).join("run.json"))).unwrap();
+    assert_eq!(json["config"]["intercept"], false);
+    assert_eq!(json["config"]["standardize"], true);
+    assert_eq!(json["config"]["features"][0], "x2");
+}

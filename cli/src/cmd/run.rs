@@ -279,7 +279,7 @@ fn progress_bar(total: u64) -> ProgressBar {
     }
     let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
     if let Ok(style) = ProgressStyle::with_template(
-        "{elapsed_precise} [{bar:40}] {pos}/{len} iterations, {per_sec}, eta {eta}",
+        "sampling {elapsed_precise} [{bar:40}] {pos}/{len} iterations (eta {eta})",
     ) {
         bar.set_style(style.progress_chars("=> "));
     }
