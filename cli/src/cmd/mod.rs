@@ -1,6 +1,5 @@
 //! The subcommands, and the one error type they return.
 
-pub mod diag_placeholder;
 pub mod list;
 pub mod repro;
 pub mod run;

@@ -4,7 +4,6 @@
 //! Chain c uses the stream `chain_rng(seed, c)` both to build (its starting point) and to step,
 //! so the same seed gives the same draws whatever the thread scheduling.
 
-use super::diag_placeholder as diag;
 use super::{io_msg, settings_from, unknown, CliError, ErrorContext};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -15,6 +14,7 @@ use std::time::Instant;
 use tallmc_cli::csvdata::{parse_csv_located, push_f64, push_field, write_header};
 use tallmc_core::chain::{run_chain, Chain, Cost, Phase};
 use tallmc_core::data::DesignSpec;
+use tallmc_core::diag;
 use tallmc_core::kernel::StepInfo;
 use tallmc_core::model::DataModel;
 use tallmc_core::registry::{self, ChainConfig, ParamKind, ParamSpec};
