@@ -1,7 +1,21 @@
 //! `tallmc samplers` and `tallmc models`: the registry with its parameter schemas.
 
 use super::CliError;
+use std::fmt::Write as _;
 use tallmc_core::registry::{self, ParamKind, ParamSpec};
+
+/// Print to stdout; a closed pipe (`tallmc samplers | head`) is not an error.
+pub fn emit(text: &str) -> Result<(), CliError> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(CliError::internal(format!(
+            "cannot write to stdout: {}",
+            super::io_msg(&e)
+        ))),
+        _ => Ok(()),
+    }
+}
 
 /// One line describing a parameter's type, range and default.
 pub fn kind_text(kind: &ParamKind) -> String {
@@ -45,42 +59,44 @@ pub fn kind_text(kind: &ParamKind) -> String {
     }
 }
 
-fn print_params(params: &[ParamSpec]) {
+fn print_params(o: &mut String, params: &[ParamSpec]) {
     if params.is_empty() {
-        println!("    (no settings)");
+        let _ = writeln!(o, "    (no settings)");
     }
     for p in params {
-        println!("    --set {}=…  {}", p.key, kind_text(&p.kind));
-        println!("        {}", p.description);
+        let _ = writeln!(o, "    --set {}=…  {}", p.key, kind_text(&p.kind));
+        let _ = writeln!(o, "        {}", p.description);
     }
 }
 
 /// `tallmc samplers`.
 pub fn samplers() -> Result<(), CliError> {
+    let mut o = String::new();
     let all = registry::samplers();
     if all.is_empty() {
-        println!("no samplers in this build");
+        let _ = writeln!(o, "no samplers in this build");
     }
     for s in all {
         let mut tags = vec![if s.exact { "exact" } else { "approximate" }];
         if s.signed {
             tags.push("signed");
         }
-        println!("{}  [{}]  {}", s.name, tags.join(", "), s.description);
+        let _ = writeln!(o, "{}  [{}]  {}", s.name, tags.join(", "), s.description);
         if !s.models.is_empty() {
-            println!("    models: {}", s.models.join(", "));
+            let _ = writeln!(o, "    models: {}", s.models.join(", "));
         }
-        print_params(s.params);
-        println!();
+        print_params(&mut o, s.params);
+        let _ = writeln!(o);
     }
-    Ok(())
+    emit(&o)
 }
 
 /// `tallmc models`.
 pub fn models() -> Result<(), CliError> {
+    let mut o = String::new();
     let all = registry::models();
     if all.is_empty() {
-        println!("no models in this build");
+        let _ = writeln!(o, "no models in this build");
     }
     for m in all {
         let kind = if m.regression {
@@ -88,9 +104,9 @@ pub fn models() -> Result<(), CliError> {
         } else {
             "no response column"
         };
-        println!("{}  [{kind}]  {}", m.name, m.description);
-        print_params(m.params);
-        println!();
+        let _ = writeln!(o, "{}  [{kind}]  {}", m.name, m.description);
+        print_params(&mut o, m.params);
+        let _ = writeln!(o);
     }
-    Ok(())
+    emit(&o)
 }

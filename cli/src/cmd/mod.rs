@@ -1,6 +1,5 @@
 //! The subcommands, and the one error type they return.
 
-pub mod diag_placeholder;
 pub mod list;
 pub mod repro;
 pub mod run;
@@ -47,14 +46,30 @@ pub struct ErrorContext<'a> {
     pub model: Option<&'a str>,
     /// The sampler name.
     pub sampler: Option<&'a str>,
+    /// The user's `--set` options, to tell a `--set` key from a command-line option.
+    pub settings: Option<&'a tallmc_core::settings::Settings>,
 }
+
+/// Command-line options the core may name as a setting key (`model`, `n`, `d`, ...).
+const OPTION_KEYS: &[&str] = &[
+    "model", "sampler", "n", "d", "seed", "chains", "warmup", "draws", "response", "features",
+];
 
 impl ErrorContext<'_> {
     /// A core error as one line naming what the user has to change. Every core error comes from
     /// user input (data or settings), so all of them exit with code 2.
     pub fn describe(&self, e: &Error) -> CliError {
         let msg = match e {
-            Error::InvalidSetting { key, msg } => format!("--set {key}: {msg}"),
+            Error::InvalidSetting { key, msg } => {
+                let given = self
+                    .settings
+                    .is_some_and(|s| s.iter().any(|(k, _)| k == key));
+                if !given && OPTION_KEYS.contains(&key.as_str()) {
+                    format!("--{key}: {msg}")
+                } else {
+                    format!("--set {key}: {msg}")
+                }
+            }
             Error::UnknownSetting { key } => {
                 let mut owners = Vec::new();
                 if let Some(m) = self.model {
@@ -64,13 +79,13 @@ impl ErrorContext<'_> {
                     owners.push(format!("sampler `{s}`"));
                 }
                 let owners = if owners.is_empty() {
-                    String::from("this command")
+                    String::new()
                 } else {
-                    owners.join(" and ")
+                    format!(" for {}", owners.join(" and "))
                 };
                 format!(
-                    "--set {key}: unknown option `{key}` ({owners} take no such setting; \
-                     see `tallmc models` and `tallmc samplers`)"
+                    "--set {key}: unknown option `{key}`{owners} \
+                     (see `tallmc models` and `tallmc samplers`)"
                 )
             }
             Error::Unknown { what, name } => unknown(what, name),

@@ -23,13 +23,14 @@ const EXPERIMENTS: &[(&str, &str)] = &[];
 /// `tallmc repro`.
 pub fn repro(a: &ReproArgs) -> Result<(), CliError> {
     let Some(name) = &a.experiment else {
+        let mut text = String::new();
         if EXPERIMENTS.is_empty() {
-            println!("no experiments yet");
+            text.push_str("no experiments yet\n");
         }
         for (n, d) in EXPERIMENTS {
-            println!("{n}  {d}");
+            text.push_str(&format!("{n}  {d}\n"));
         }
-        return Ok(());
+        return super::list::emit(&text);
     };
     if !EXPERIMENTS.iter().any(|(n, _)| n == name) {
         let avail = if EXPERIMENTS.is_empty() {

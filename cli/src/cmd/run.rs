@@ -4,7 +4,6 @@
 //! Chain c uses the stream `chain_rng(seed, c)` both to build (its starting point) and to step,
 //! so the same seed gives the same draws whatever the thread scheduling.
 
-use super::diag_placeholder as diag;
 use super::{io_msg, settings_from, unknown, CliError, ErrorContext};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -15,6 +14,7 @@ use std::time::Instant;
 use tallmc_cli::csvdata::{parse_csv_located, push_f64, push_field, write_header};
 use tallmc_core::chain::{run_chain, Chain, Cost, Phase};
 use tallmc_core::data::DesignSpec;
+use tallmc_core::diag;
 use tallmc_core::kernel::StepInfo;
 use tallmc_core::model::DataModel;
 use tallmc_core::registry::{self, ChainConfig, ParamKind, ParamSpec};
@@ -165,6 +165,7 @@ pub fn run(a: &RunArgs) -> Result<(), CliError> {
         lines: Some(&lines),
         model: Some(&a.model),
         sampler: Some(&a.sampler),
+        settings: Some(&settings),
     };
     let spec = DesignSpec {
         response: a.response.clone().unwrap_or_default(),
@@ -278,7 +279,7 @@ fn progress_bar(total: u64) -> ProgressBar {
     }
     let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
     if let Ok(style) = ProgressStyle::with_template(
-        "{elapsed_precise} [{bar:40}] {pos}/{len} iterations, {per_sec}, eta {eta}",
+        "sampling {elapsed_precise} [{bar:40}] {pos}/{len} iterations (eta {eta})",
     ) {
         bar.set_style(style.progress_chars("=> "));
     }

@@ -4,7 +4,6 @@ use super::{io_msg, settings_from, CliError, ErrorContext};
 use clap::Args;
 use std::io::Write;
 use std::path::PathBuf;
-use tallmc_core::Error;
 
 /// Arguments of `tallmc simulate`.
 #[derive(Args, Debug)]
@@ -34,15 +33,11 @@ pub fn simulate(a: &SimulateArgs) -> Result<(), CliError> {
     let settings = settings_from(&a.set)?;
     let ctx = ErrorContext {
         model: Some(&a.model),
+        settings: Some(&settings),
         ..Default::default()
     };
-    let table = core_simulate(&a.model, a.n, a.d, a.seed, &settings).map_err(|e| match &e {
-        // `n` and `d` are command-line options here, not `--set` keys.
-        Error::InvalidSetting { key, msg } if key == "n" || key == "d" => {
-            CliError::input(format!("--{key}: {msg}"))
-        }
-        _ => ctx.describe(&e),
-    })?;
+    let table = tallmc_core::simulate::simulate(&a.model, a.n, a.d, a.seed, &settings)
+        .map_err(|e| ctx.describe(&e))?;
     settings.check_all_used().map_err(|e| ctx.describe(&e))?;
     let name = a.out.display().to_string();
     if let Some(parent) = a.out.parent().filter(|p| !p.as_os_str().is_empty()) {
@@ -56,18 +51,4 @@ pub fn simulate(a: &SimulateArgs) -> Result<(), CliError> {
         .and_then(|_| w.flush())
         .map_err(|e| CliError::input(format!("--out {name}: {}", io_msg(&e))))?;
     Ok(())
-}
-
-// PLACEHOLDER until `tallmc_core::simulate::simulate` lands on main; then call it directly.
-fn core_simulate(
-    model: &str,
-    _n: usize,
-    _d: usize,
-    _seed: u64,
-    _settings: &tallmc_core::settings::Settings,
-) -> Result<tallmc_core::data::Table, Error> {
-    Err(Error::Unknown {
-        what: "model",
-        name: model.into(),
-    })
 }
