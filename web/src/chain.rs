@@ -263,3 +263,53 @@ impl ChainHandle {
         o
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(sampler: &str, chain: u64) -> RunConfig {
+        RunConfig::parse(&format!(
+            r#"{{"model":"logistic","sampler":"{sampler}","response":"y","warmup":20,"seed":3,"chain":{chain}}}"#
+        ))
+        .unwrap()
+    }
+
+    #[test]
+    fn batches_are_reproducible_and_split_like_one_run() {
+        let t = crate::data::simulate_table("logistic", 200, 3, 1).unwrap();
+        let mut a = ChainCore::new(&config("nuts", 1), &t).unwrap();
+        let mut b = ChainCore::new(&config("nuts", 1), &t).unwrap();
+        let whole = a.run(30);
+        let mut parts = b.run(7);
+        let rest = b.run(23);
+        assert_eq!(whole.n_warmup, 20);
+        assert_eq!(
+            (parts.n_warmup, rest.n_warmup, rest.first_iteration),
+            (7, 13, 7)
+        );
+        parts.draws.extend_from_slice(&rest.draws);
+        assert_eq!(whole.draws, parts.draws);
+        assert_eq!(whole.draws.len(), 30 * a.dim());
+        assert_eq!(whole.extra.len(), 30 * EXTRAS);
+    }
+
+    #[test]
+    fn errors_name_the_problem() {
+        let t = crate::data::simulate_table("logistic", 50, 2, 1).unwrap();
+        let e = ChainCore::new(&config("no-such-sampler", 0), &t)
+            .err()
+            .unwrap();
+        assert!(e.contains("no-such-sampler"), "{e}");
+        let mut c = config("nuts", 0);
+        c.settings.insert("typo_key".into(), serde_json::json!(1));
+        let e = ChainCore::new(&c, &t).err().unwrap();
+        assert!(e.contains("typo_key"), "{e}");
+        let mut c = config("nuts", 0);
+        c.response = "nope".into();
+        let e = ChainCore::new(&c, &t).err().unwrap();
+        assert!(e.contains("nope"), "{e}");
+        let e = crate::data::parse_csv(b"y,x\n1,2\n1\n", "bad.csv").unwrap_err();
+        assert!(e.contains("bad.csv") && e.contains('3'), "{e}");
+    }
+}

@@ -14,13 +14,14 @@ pub struct DataSet {
 
 /// Parse CSV bytes exactly as `tallmc run` does.
 pub fn parse_csv(bytes: &[u8], source: &str) -> Result<Table, String> {
-    crate::pending::parse_csv(bytes, source)
+    tallmc_cli::parse_csv(bytes, source).map_err(|e| e.to_string())
 }
 
 /// Simulate the built-in data set of `model` (`n` rows, `d` features) with `seed`, exactly as
 /// `tallmc simulate` does.
 pub fn simulate_table(model: &str, n: usize, d: usize, seed: u64) -> Result<Table, String> {
-    crate::pending::simulate(model, n, d, seed)
+    let settings = tallmc_core::settings::Settings::new();
+    tallmc_core::simulate::simulate(model, n, d, seed, &settings).map_err(|e| e.to_string())
 }
 
 /// A table from column-major values (`ncols` columns of `values.len() / ncols` rows).

@@ -2,16 +2,6 @@
 //! diagnostics). Replaced by re-exports once they are merged.
 #![allow(missing_docs, dead_code)]
 
-use tallmc_core::data::Table;
-
-pub fn parse_csv(_bytes: &[u8], _source: &str) -> Result<Table, String> {
-    Err("CSV parsing is not available in this build yet".into())
-}
-
-pub fn simulate(_model: &str, _n: usize, _d: usize, _seed: u64) -> Result<Table, String> {
-    Err("simulators are not available in this build yet".into())
-}
-
 pub mod diag {
     pub struct Summary {
         pub mean: f64,
