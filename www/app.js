@@ -823,6 +823,7 @@ $('share').addEventListener('click', (e) => {
 // A small read-only view for tests and the console.
 window.tallmc = {
   get state() { return document.body.dataset.state ?? 'idle'; },
+  get registry() { return state.registry; },
   iterations: () => state.run?.chains.map((c) => c.iteration) ?? [],
   drawsCsv,
   summaryCsv,
