@@ -825,6 +825,7 @@ window.tallmc = {
   get state() { return document.body.dataset.state ?? 'idle'; },
   get registry() { return state.registry; },
   iterations: () => state.run?.chains.map((c) => c.iteration) ?? [],
+  computeMs: () => state.run?.chains.map((c) => c.computeMs) ?? [],
   drawsCsv,
   summaryCsv,
 };
