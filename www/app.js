@@ -326,8 +326,8 @@ async function getData(f) {
   const key = `sim:${f.dataset}:${f.n}:${f.d}:${dseed}`;
   if (state.data?.key === key) return state.data;
   $('data-info').textContent = `simulating ${f.dataset} data (${f.n} rows)…`;
-  const m = await askData({ type: 'simulate', model: f.dataset, n: f.n, d: f.d, seed: dseed });
-  state.data = { key, names: m.names, nrows: m.nrows, values: m.values, label: `simulated ${f.dataset}` };
+  const m = await askData({ type: 'simulate', key, model: f.dataset, n: f.n, d: f.d, seed: dseed });
+  state.data = { key, names: m.names, nrows: m.nrows, label: `simulated ${f.dataset}` };
   $('data-info').textContent = `${m.nrows} rows × ${m.names.length} columns (simulated ${f.dataset}, ${m.ms.toFixed(0)} ms)`;
   const keep = $('features').dataset.fromData === 'true' && $('features').children.length === m.names.length;
   if (!keep) setColumns(m.names, true);
@@ -342,8 +342,9 @@ async function onFile() {
   state.data = null;
   const p = (async () => {
     const bytes = await file.arrayBuffer();
-    const m = await askData({ type: 'csv', bytes, name: file.name }, [bytes]);
-    state.data = { key: `csv:${file.name}:${file.size}:${file.lastModified}`, names: m.names, nrows: m.nrows, values: m.values, label: file.name };
+    const key = `csv:${file.name}:${file.size}:${file.lastModified}:${++state.msgId}`;
+    const m = await askData({ type: 'csv', key, bytes, name: file.name }, [bytes]);
+    state.data = { key, names: m.names, nrows: m.nrows, label: file.name };
     $('data-info').textContent = `${file.name}: ${m.nrows} rows × ${m.names.length} columns (${m.ms.toFixed(0)} ms)`;
     setColumns(m.names, true);
     return state.data;
@@ -385,8 +386,10 @@ async function startRun() {
   setRunning(true);
   setProgress(0, 'loading data…');
   let data;
+  let copies;
   try {
     data = await getData(f);
+    copies = (await askData({ type: 'copies', key: data.key, k: f.chains })).copies;
   } catch (e) {
     showError(e.message);
     setRunning(false);
@@ -437,7 +440,8 @@ async function startRun() {
       intercept: f.intercept, standardize: f.standardize, warmup: f.warmup,
       settings: f.settings, seed: f.seed, chain: c,
     };
-    w.postMessage({ type: 'start', config, draws: f.draws, names: data.names, values: data.values });
+    const values = copies[c];
+    w.postMessage({ type: 'start', config, draws: f.draws, names: data.names, values }, [values.buffer]);
   }
   scheduleRender();
 }
