@@ -30,7 +30,7 @@ pub fn table_from_columns(names: Vec<String>, values: &[f64]) -> Result<Table, S
     if k == 0 {
         return Err("data: no columns".into());
     }
-    if values.len() % k != 0 {
+    if (values.len() / k) * k != values.len() {
         return Err(format!(
             "data: {} values do not fill {k} columns of equal length",
             values.len()

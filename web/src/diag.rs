@@ -133,7 +133,7 @@ impl DrawStore {
         if chain >= self.draws.len() {
             return Err(js_err(format!("diagnostics: no chain {chain}")));
         }
-        if draws.len() % d != 0 || (self.signed && signs.len() * d != draws.len()) {
+        if (draws.len() / d) * d != draws.len() || (self.signed && signs.len() * d != draws.len()) {
             return Err(js_err(
                 "diagnostics: batch shape does not match the dimension",
             ));
