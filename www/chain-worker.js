@@ -67,7 +67,9 @@ self.onmessage = async (ev) => {
       chain = msg.config.chain;
       try {
         await ready;
-        const ds = DataSet.fromColumns(msg.names, msg.values);
+        const ds = msg.simulate
+          ? DataSet.simulate(msg.simulate.model, msg.simulate.n, msg.simulate.d, BigInt(msg.simulate.seed))
+          : DataSet.fromColumns(msg.names, msg.values);
         try {
           handle = new ChainHandle(JSON.stringify(msg.config), ds);
         } finally {

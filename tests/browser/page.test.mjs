@@ -61,3 +61,20 @@ test('logistic + nuts, 4 chains: finishes with R-hat < 1.01 and bulk ESS > 400',
   assert.deepEqual(foreign, []);
   await page.close();
 });
+
+test('the <tallmc-chain> embed widget runs a chain', async () => {
+  const page = await env.browser.newPage();
+  const errors = [];
+  page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+  page.on('pageerror', (e) => errors.push(String(e)));
+  await page.goto(`${env.url}embed.html`);
+  await page.click('tallmc-chain >> button');
+  await page.waitForFunction(
+    () => /\(1000 draws\)$/.test(document.querySelector('tallmc-chain').shadowRoot.querySelector('.out').textContent),
+    null, { timeout: 120000 },
+  );
+  const text = await page.evaluate(() => document.querySelector('tallmc-chain').shadowRoot.querySelector('.out').textContent);
+  assert.match(text, /^x1: -?\d/);
+  assert.deepEqual(errors, []);
+  await page.close();
+});
