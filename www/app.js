@@ -496,7 +496,6 @@ function onChainMessage(run, ch, m) {
       ch.status = m.type;
       ch.iteration = m.iteration;
       ch.computeMs = m.computeMs;
-      ch.worker.terminate();
       checkFinished(run);
       break;
     case 'error':

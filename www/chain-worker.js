@@ -58,6 +58,7 @@ async function loop() {
   self.postMessage({ type: stopped ? 'stopped' : 'done', chain, iteration: handle.iteration(), computeMs });
   handle.free();
   handle = null;
+  self.close(); // tear down here rather than by terminate() on the main thread
 }
 
 self.onmessage = async (ev) => {
