@@ -384,6 +384,7 @@ async function startRun() {
   history.replaceState(null, '', `?${configQuery(f)}`);
   updateShare();
   setRunning(true);
+  document.body.dataset.state = 'starting';
   setProgress(0, 'loading data…');
   let data;
   let copies;
@@ -394,6 +395,7 @@ async function startRun() {
     showError(e.message);
     setRunning(false);
     setProgress(0, 'idle');
+    document.body.dataset.state = 'error';
     return;
   }
   const run = {

@@ -1,7 +1,7 @@
 // Stop halts every worker within one second; pause holds the chains and resume continues them.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { setup, openPage, errorText } from './helpers.mjs';
+import { setup, openPage, errorText, waitForEnd } from './helpers.mjs';
 
 let env;
 before(async () => { env = await setup(); });
@@ -40,6 +40,22 @@ test('pause, resume and stop', async () => {
   await sleep(500);
   assert.deepEqual(await iterations(page), s1, 'chains moved after stop');
   assert.notEqual((await page.textContent('[data-testid=progress]')).trim(), 'done');
+  assert.equal(await errorText(page), '');
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test('a bad setting is reported by name and the page keeps working', async () => {
+  const { page, errors } = await openPage(
+    env, '?dataset=logistic&n=500&d=3&model=logistic&sampler=nuts&chains=2&warmup=50&draws=50&seed=1&set.target_accept=7',
+  );
+  await page.click('[data-testid=run-button]');
+  assert.equal(await waitForEnd(page, 60000), 'error');
+  assert.match(await errorText(page), /target_accept/);
+  // Fix the setting in the form and run again.
+  await page.fill('[data-setting=target_accept]', '0.85');
+  await page.click('[data-testid=run-button]');
+  assert.equal(await waitForEnd(page, 120000), 'done', await errorText(page));
   assert.equal(await errorText(page), '');
   assert.deepEqual(errors, []);
   await page.close();
