@@ -661,6 +661,7 @@ function renderNow() {
   const done = run.chains.reduce((s, c) => s + c.iteration, 0);
   const pct = total ? (100 * done) / total : 0;
   if (run.final && run.chains.every((c) => c.status === 'done')) setProgress(100, 'done');
+  else if (run.finished && run.chains.every((c) => c.status === 'done')) setProgress(pct, 'computing diagnostics…');
   else if (run.finished) setProgress(pct, run.chains.some((c) => c.status === 'error') ? 'failed' : 'stopped');
   else setProgress(pct, `${pct.toFixed(0)}%${run.paused ? ' (paused)' : ''}`);
   for (const ch of run.chains) {
