@@ -524,9 +524,8 @@ function checkFinished(run) {
     // Final diagnostics over every draw; "done" once they are shown.
     run.finalRequested = true;
     requestDiag(run, true);
-  } else {
-    renderNow();
   }
+  renderNow();
 }
 
 function stopRun(error = false) {
