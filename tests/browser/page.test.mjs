@@ -78,3 +78,20 @@ test('the <tallmc-chain> embed widget runs a chain', async () => {
   assert.deepEqual(errors, []);
   await page.close();
 });
+
+test('the URL query reproduces the configuration, and the share link round-trips it', async () => {
+  const q = '?dataset=poisson&n=3000&d=4&model=poisson&sampler=nuts&chains=3&warmup=250&draws=750&seed=42&set.target_accept=0.9';
+  const { page, errors } = await openPage(env, q);
+  assert.equal(await page.inputValue('[data-testid=dataset-select]'), 'poisson');
+  assert.equal(await page.inputValue('[data-testid=model-select]'), 'poisson');
+  assert.equal(await page.inputValue('[data-testid=sampler-select]'), 'nuts');
+  assert.equal(await page.inputValue('[data-testid=chains-input]'), '3');
+  assert.equal(await page.inputValue('[data-testid=draws-input]'), '750');
+  assert.equal(await page.inputValue('[data-testid=seed-input]'), '42');
+  assert.equal(await page.inputValue('[data-setting=target_accept]'), '0.9');
+  const href = await page.getAttribute('[data-testid=share-link]', 'href');
+  const got = new URLSearchParams(href.slice(href.indexOf('?')));
+  for (const [k, v] of new URLSearchParams(q)) assert.equal(got.get(k), v, `share link ${k}`);
+  assert.deepEqual(errors, []);
+  await page.close();
+});
