@@ -17,6 +17,8 @@ use wasm_bindgen::prelude::*;
 
 /// Number of kernel-specific extras per step.
 const EXTRAS: usize = 4;
+/// Largest batch, in values of the widest per-batch array.
+const MAX_BATCH_VALUES: usize = 1 << 25;
 
 /// The draws and per-draw statistics of one batch of iterations, row-major.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -231,7 +233,12 @@ impl ChainHandle {
     /// Step `n` iterations. Returns a plain object of typed arrays (transferable):
     /// `{n, d, firstIteration, nWarmup, draws (n×d row-major), acceptProb, divergent (Uint8),
     /// likEvals, gradEvals, nLeapfrog (Uint32), stepSize, energy, sign, extra (n×4)}`.
-    pub fn run(&mut self, n: usize) -> Object {
+    pub fn run(&mut self, n: usize) -> Result<Object, JsError> {
+        if n.saturating_mul(self.core.dim().max(EXTRAS)) > MAX_BATCH_VALUES {
+            return Err(js_err(format!(
+                "batch of {n} iterations is too large (at most {MAX_BATCH_VALUES} values)"
+            )));
+        }
         let b = self.core.run(n);
         let o = Object::new();
         set(&o, "n", &JsValue::from(b.n as u32));
@@ -260,7 +267,7 @@ impl ChainHandle {
         set(&o, "energy", &Float64Array::from(b.energy.as_slice()));
         set(&o, "sign", &Float64Array::from(b.sign.as_slice()));
         set(&o, "extra", &Float64Array::from(b.extra.as_slice()));
-        o
+        Ok(o)
     }
 }
 
