@@ -427,7 +427,7 @@ async function startRun() {
     const w = new Worker(new URL('./chain-worker.js', import.meta.url), { type: 'module' });
     const ch = {
       c, worker: w, status: 'starting', iteration: 0, total: f.warmup + f.draws, warmup: f.warmup, d: 0,
-      draws: new Grow(Float64Array), signs: new Grow(Float64Array), lik: 0, grad: 0, div: 0, acc: 0, accN: 0,
+      draws: new Grow(Float64Array), signs: new Grow(Float64Array), lik: 0, grad: 0, likS: 0, gradS: 0, div: 0, acc: 0, accN: 0,
       computeMs: 0, el: null,
     };
     const row = document.createElement('div');
@@ -478,6 +478,334 @@ function onChainMessage(run, ch, m) {
         ch.lik += b.likEvals[i];
         ch.grad += b.gradEvals[i];
         if (i >= nw) {
+          ch.likS += b.likEvals[i];
+          ch.gradS += b.gradEvals[i];
+          ch.div += b.divergent[i];
+          ch.acc += b.acceptProb[i];
+          ch.accN += 1;
+        }
+      }
+      if (nw < b.n) {
+        const post = b.draws.subarray(nw * b.d);
+        const signs = b.sign.subarray(nw);
+        if (run.signed) ch.signs.push(signs);
+        run.diag?.postMessage({ type: 'push', chain: ch.c, draws: post, signs: run.signed ? signs : null });
+      }
+      run.dirty = true;
+      scheduleRender();
+      break;
+    }
+    case 'done':
+    case 'stopped':
+      ch.status = m.type;
+      ch.iteration = m.iteration;
+      ch.computeMs = m.computeMs;
+      checkFinished(run);
+      break;
+    case 'error':
+      ch.status = 'error';
+      showError(run.chains.length > 1 ? `chain ${ch.c + 1}: ${m.message}` : m.message);
+      ch.worker.terminate();
+      // One failing chain stops the run: the configuration is the same for all.
+      stopRun(true);
+      break;
+    default:
+      break;
+  }
+}
+
+function checkFinished(run) {
+  if (run.finished) return;
+  if (!run.chains.every((c) => ['done', 'stopped', 'error'].includes(c.status))) return;
+  run.finished = true;
+  run.endTime = performance.now();
+  setRunning(false);
+  const ok = run.chains.every((c) => c.status === 'done');
+  document.body.dataset.state = ok ? 'finishing' : (run.chains.some((c) => c.status === 'error') ? 'error' : 'stopped');
+  if (run.diag && run.chains.some((c) => c.status !== 'error')) {
+    // Final diagnostics over every draw; "done" once they are shown.
+    run.finalRequested = true;
+    requestDiag(run, true);
+  }
+  renderNow();
+}
+
+function stopRun(error = false) {
+  const run = state.run;
+  if (!run || run.finished) return;
+  for (const ch of run.chains) {
+    if (['done', 'stopped', 'error'].includes(ch.status)) continue;
+    ch.worker.postMessage({ type: 'stop' });
+  }
+  // Whatever has not answered within 300 ms is terminated.
+  setTimeout(() => {
+    if (state.run !== run) return;
+    for (const ch of run.chains) {
+      if (['done', 'stopped', 'error'].includes(ch.status)) continue;
+      ch.worker.terminate();
+      ch.status = error ? 'error' : 'stopped';
+    }
+    checkFinished(run);
+  }, 300);
+}
+
+function togglePause() {
+  const run = state.run;
+  if (!run || run.finished) return;
+  run.paused = !run.paused;
+  if (run.paused) run.pauseStart = performance.now();
+  else run.pausedMs += performance.now() - run.pauseStart;
+  for (const ch of run.chains) ch.worker.postMessage({ type: run.paused ? 'pause' : 'resume' });
+  $('pause').textContent = run.paused ? 'Resume' : 'Pause';
+  document.body.dataset.state = run.paused ? 'paused' : 'running';
+}
+
+function setRunning(on) {
+  $('run').disabled = on;
+  $('stop').disabled = !on;
+  $('pause').disabled = !on;
+  $('pause').textContent = 'Pause';
+  $('export-draws').disabled = on && !state.run;
+  $('export-summary').disabled = on && !state.run;
+}
+
+// ------------------------------------------------------------------------------------------------
+// Diagnostics worker
+
+let diagWorker = null;
+function startDiag(run) {
+  if (!diagWorker) {
+    diagWorker = new Worker(new URL('./diag-worker.js', import.meta.url), { type: 'module' });
+  }
+  diagWorker.onmessage = (ev) => onDiag(run, ev.data);
+  diagWorker.postMessage({ type: 'reset', chains: run.chains.length, d: run.d, signed: run.signed });
+  run.diag = diagWorker;
+}
+
+function requestDiag(run, final = false) {
+  if (!run.diag || (run.diagPending && !final)) return;
+  run.diagPending = true;
+  run.diagLast = performance.now();
+  const j = Math.max(0, $('param').selectedIndex);
+  run.diag.postMessage({ type: 'summary', id: final ? 'final' : 'live', acfParam: j, maxLag: ACF_LAGS });
+}
+
+function onDiag(run, m) {
+  if (state.run !== run) return;
+  if (m.type === 'error') {
+    showError(`diagnostics: ${m.message}`);
+    run.diagPending = false;
+    return;
+  }
+  if (m.id !== 'final' && run.finalRequested) return;
+  run.diagPending = false;
+  run.summary = m.summary;
+  run.acf = m.acf;
+  run.acfParam = m.acfParam;
+  run.dirty = true;
+  if (m.id === 'final') {
+    run.final = true;
+    renderNow();
+    document.body.dataset.state = run.chains.every((c) => c.status === 'done') ? 'done' : 'stopped';
+  } else {
+    scheduleRender();
+  }
+}
+
+// ------------------------------------------------------------------------------------------------
+// Rendering (throttled)
+
+let renderTimer = null;
+let lastRender = 0;
+function scheduleRender() {
+  if (renderTimer) return;
+  const wait = Math.max(0, RENDER_MS - (performance.now() - lastRender));
+  renderTimer = setTimeout(() => {
+    renderTimer = null;
+    renderNow();
+  }, wait);
+}
+
+const trace = new TracePlot($('trace'));
+const hist = new HistPlot($('hist'));
+const acfPlot = new AcfPlot($('acf'));
+
+function setParamSelects(names) {
+  for (const id of ['param', 'pair-x', 'pair-y']) {
+    const s = $(id);
+    s.replaceChildren(...names.map((n, j) => new Option(n, String(j))));
+  }
+  $('pair-y').selectedIndex = Math.min(1, names.length - 1);
+}
+
+function setProgress(pct, text) {
+  const p = $('progress');
+  p.setAttribute('aria-valuenow', String(Math.round(pct)));
+  $('progress-text').textContent = text;
+  $('progress-fill').style.width = `${pct}%`;
+}
+
+function fmt(v, digits = 4) {
+  if (v === null || v === undefined || Number.isNaN(v)) return 'NaN';
+  if (!Number.isFinite(v)) return String(v);
+  const a = Math.abs(v);
+  if (a !== 0 && (a >= 1e5 || a < 1e-3)) return v.toExponential(digits - 1);
+  return Number(v.toPrecision(digits)).toString();
+}
+
+function renderNow() {
+  lastRender = performance.now();
+  const run = state.run;
+  if (!run) return;
+  // Progress.
+  const total = run.chains.reduce((s, c) => s + c.total, 0);
+  const done = run.chains.reduce((s, c) => s + c.iteration, 0);
+  const pct = total ? (100 * done) / total : 0;
+  if (run.final && run.chains.every((c) => c.status === 'done')) setProgress(100, 'done');
+  else if (run.finished && run.chains.every((c) => c.status === 'done')) setProgress(pct, 'computing diagnostics…');
+  else if (run.finished) setProgress(pct, run.chains.some((c) => c.status === 'error') ? 'failed' : 'stopped');
+  else setProgress(pct, `${pct.toFixed(0)}%${run.paused ? ' (paused)' : ''}`);
+  for (const ch of run.chains) {
+    const bar = ch.el.querySelector('progress');
+    bar.value = ch.total ? (100 * ch.iteration) / ch.total : 0;
+    const rate = ch.computeMs > 0 ? (1000 * ch.iteration) / ch.computeMs : 0;
+    const phase = ch.status === 'running' ? (ch.iteration < ch.warmup ? 'warm-up' : 'sampling') : ch.status;
+    ch.el.querySelector('span').textContent = `${ch.iteration}/${ch.total} · ${rate.toFixed(0)} it/s · ${phase}`;
+  }
+  if (!run.d) return;
+  // Plots of the selected parameter.
+  const j = Math.max(0, $('param').selectedIndex);
+  const withData = run.chains.filter((c) => c.d);
+  trace.update(withData.map((c) => colView(c, j, true)), run.f.warmup);
+  hist.update(withData.map((c) => colView(c, j, false)));
+  if (run.acf && run.acfParam === j) acfPlot.update(run.acf);
+  const px = Math.max(0, $('pair-x').selectedIndex);
+  const py = Math.max(0, $('pair-y').selectedIndex);
+  drawPair($('pair-canvas'), withData.map((c) => colView(c, px, false)), withData.map((c) => colView(c, py, false)), [run.names[px], run.names[py]]);
+  if (run.summary) renderTable(run);
+  renderCost(run);
+  if (!run.finished && performance.now() - run.diagLast > DIAG_MS) requestDiag(run);
+}
+
+function renderTable(run) {
+  const s = run.summary;
+  const cols = ['mean', 'sd', 'q5', null, 'q95', 'mcse_mean', 'ess_bulk', 'ess_tail', 'rhat'];
+  const tbody = $('diagnostics').querySelector('tbody');
+  const rows = [];
+  for (let j = 0; j < run.d; j++) {
+    const tr = document.createElement('tr');
+    const th = document.createElement('th');
+    th.scope = 'row';
+    th.textContent = run.names[j];
+    tr.append(th);
+    cols.forEach((col, k) => {
+      if (!col) return;
+      const v = s[j * 9 + k];
+      const td = document.createElement('td');
+      td.dataset.col = col;
+      td.dataset.value = String(v);
+      td.textContent = col.startsWith('ess') ? (Number.isFinite(v) ? v.toFixed(0) : 'NaN') : fmt(v, col === 'rhat' ? 4 : 4);
+      if ((col === 'rhat' && !(v < 1.01)) || (col.startsWith('ess') && !(v > 100))) td.className = 'bad';
+      tr.append(td);
+    });
+    rows.push(tr);
+  }
+  tbody.replaceChildren(...rows);
+}
+
+function renderCost(run) {
+  const end = run.finished ? run.endTime : performance.now();
+  const wall = Math.max(1e-3, (end - run.started - run.pausedMs - (run.paused ? performance.now() - run.pauseStart : 0)) / 1000);
+  const lik = run.chains.reduce((s, c) => s + c.lik, 0);
+  const grad = run.chains.reduce((s, c) => s + c.grad, 0);
+  const iters = run.chains.reduce((s, c) => s + c.iteration, 0);
+  const div = run.chains.reduce((s, c) => s + c.div, 0);
+  const accN = run.chains.reduce((s, c) => s + c.accN, 0);
+  const acc = run.chains.reduce((s, c) => s + c.acc, 0);
+  let minEss = NaN;
+  if (run.summary) {
+    for (let j = 0; j < run.d; j++) {
+      const e = run.summary[j * 9 + 6];
+      if (!(e >= minEss)) minEss = e;
+    }
+  }
+  const likS = run.chains.reduce((s, c) => s + c.likS, 0);
+  const gradS = run.chains.reduce((s, c) => s + c.gradS, 0);
+  const passes = run.nData ? Math.max(lik, grad) / run.nData : NaN;
+  const fraction = accN && run.nData ? Math.max(likS, gradS) / run.nData / accN : NaN;
+  const rows = [
+    ['wall time (sampling, all phases)', `${wall.toFixed(1)} s`],
+    ['iterations (all chains)', String(iters)],
+    ['likelihood evaluations (per datum, total)', lik.toExponential(3)],
+    ['gradient evaluations (per datum, total)', grad.toExponential(3)],
+    ['full-data passes (total)', fmt(passes, 4)],
+    ['data fraction per kept iteration', fmt(fraction, 3)],
+    ['mean acceptance (post warm-up)', fmt(accN ? acc / accN : NaN, 3)],
+    ['divergences (post warm-up)', String(div)],
+    ['min bulk ESS', fmt(minEss, 4)],
+    ['min bulk ESS / s (wall)', fmt(minEss / wall, 4)],
+    ['min bulk ESS / 1000 gradient evals (sampling)', fmt(gradS > 0 ? (1000 * minEss) / gradS : NaN, 4)],
+    ['min bulk ESS / full-data pass (sampling)', fmt(likS + gradS > 0 ? minEss / (Math.max(likS, gradS) / run.nData) : NaN, 4)],
+  ];
+  $('cost').querySelector('tbody').replaceChildren();
+  $('chain-progress').replaceChildren();
+  for (let c = 0; c < f.chains; c++) {
+    const w = new Worker(new URL('./chain-worker.js', import.meta.url), { type: 'module' });
+    const ch = {
+      c, worker: w, status: 'starting', iteration: 0, total: f.warmup + f.draws, warmup: f.warmup, d: 0,
+      draws: new Grow(Float64Array), signs: new Grow(Float64Array), lik: 0, grad: 0, likS: 0, gradS: 0, div: 0, acc: 0, accN: 0,
+      computeMs: 0, el: null,
+    };
+    const row = document.createElement('div');
+    row.innerHTML = `chain ${c + 1} <progress max="100" value="0"></progress> <span></span>`;
+    $('chain-progress').append(row);
+    ch.el = row;
+    run.chains.push(ch);
+    w.onmessage = (ev) => onChainMessage(run, ch, ev.data);
+    w.onerror = (e) => onChainMessage(run, ch, { type: 'error', message: e.message ?? 'worker failed to start' });
+    const config = {
+      model: f.model, sampler: f.sampler, response: f.response, features: f.features,
+      intercept: f.intercept, standardize: f.standardize, warmup: f.warmup,
+      settings: f.settings, seed: f.seed, chain: c,
+    };
+    const values = copies[c];
+    w.postMessage({ type: 'start', config, draws: f.draws, names: data.names, values }, [values.buffer]);
+  }
+  scheduleRender();
+}
+
+function onChainMessage(run, ch, m) {
+  if (state.run !== run) return;
+  switch (m.type) {
+    case 'ready':
+      ch.status = 'running';
+      ch.d = m.dim;
+      ch.total = m.total;
+      ch.warmup = m.warmup;
+      ch.lik += m.setupLikEvals;
+      ch.grad += m.setupGradEvals;
+      if (!run.names.length) {
+        run.names = m.paramNames;
+        run.d = m.dim;
+        run.signed = m.signed;
+        run.nData = m.nData;
+        setParamSelects(run.names);
+        startDiag(run);
+      }
+      if (run.paused) ch.worker.postMessage({ type: 'pause' });
+      break;
+    case 'batch': {
+      const b = m.batch;
+      ch.iteration = m.iteration;
+      ch.computeMs = m.computeMs;
+      ch.draws.push(b.draws);
+      const nw = b.nWarmup;
+      for (let i = 0; i < b.n; i++) {
+        ch.lik += b.likEvals[i];
+        ch.grad += b.gradEvals[i];
+        if (i >= nw) {
+          ch.likS += b.likEvals[i];
+          ch.gradS += b.gradEvals[i];
           ch.div += b.divergent[i];
           ch.acc += b.acceptProb[i];
           ch.accN += 1;
