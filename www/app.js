@@ -193,7 +193,9 @@ function onDatasetChange(load = true) {
   if (!csv) {
     state.dataPending = null;
     $('data-info').textContent = `simulated ${ds} data, generated in a worker when you press Run`;
-    setColumns(ds === 'gmm' ? ['x'] : ['y', ...Array.from({ length: +$('sim-d').value || 0 }, (_, j) => `x${j + 1}`)], false);
+    // Preview of the simulated columns (d counts the intercept); replaced by the real names on Run.
+    const nf = Math.max(0, (+$('sim-d').value || 1) - 1);
+    setColumns(ds === 'gmm' ? ['x'] : ['y', ...Array.from({ length: nf }, (_, j) => `x${j + 1}`)], true);
   } else if (!state.data || !state.data.key.startsWith('csv:')) {
     $('data-info').textContent = 'choose a CSV file: a header row of column names, then numbers';
     setColumns([], false);
@@ -329,8 +331,8 @@ async function getData(f) {
   const m = await askData({ type: 'simulate', key, model: f.dataset, n: f.n, d: f.d, seed: dseed });
   state.data = { key, names: m.names, nrows: m.nrows, label: `simulated ${f.dataset}` };
   $('data-info').textContent = `${m.nrows} rows × ${m.names.length} columns (simulated ${f.dataset}, ${m.ms.toFixed(0)} ms)`;
-  const keep = $('features').dataset.fromData === 'true' && $('features').children.length === m.names.length;
-  if (!keep) setColumns(m.names, true);
+  const shown = [...$('features').querySelectorAll('input')].map((c) => c.value);
+  if (shown.join('\u0000') !== m.names.join('\u0000')) setColumns(m.names, true);
   return state.data;
 }
 
