@@ -95,3 +95,14 @@ test('the URL query reproduces the configuration, and the share link round-trips
   assert.deepEqual(errors, []);
   await page.close();
 });
+
+test('feature picker: an unchecked feature is left out of the model and the URL', async () => {
+  const { page, errors } = await openPage(env, '?dataset=logistic&n=500&d=4&sampler=nuts&chains=1&warmup=100&draws=100&seed=1');
+  await page.uncheck('[data-testid=features-picker] input[value=x2]');
+  await page.click('[data-testid=run-button]');
+  assert.equal(await waitForEnd(page, 120000), 'done', await errorText(page));
+  assert.deepEqual(Object.keys(await readDiagnostics(page)), ['intercept', 'x1', 'x3']);
+  assert.equal(new URL(page.url()).searchParams.get('features'), 'x1,x3');
+  assert.deepEqual(errors, []);
+  await page.close();
+});
