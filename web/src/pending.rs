@@ -1,5 +1,6 @@
-//! Stand-ins for core/CLI functions that land on main in parallel work (CSV parser, simulators,
-//! diagnostics). Replaced by re-exports once they are merged.
+//! Stand-in for `tallmc_core::diag` until the diagnostics branch lands on main (same signatures,
+//! NaN results). When it lands: in `web/src/diag.rs` replace `use crate::pending::diag as cd;`
+//! by `use tallmc_core::diag as cd;`, delete this file and its `mod pending;` line in lib.rs.
 #![allow(missing_docs, dead_code)]
 
 pub mod diag {
