@@ -193,7 +193,9 @@ function onDatasetChange(load = true) {
   if (!csv) {
     state.dataPending = null;
     $('data-info').textContent = `simulated ${ds} data, generated in a worker when you press Run`;
-    setColumns(ds === 'gmm' ? ['x'] : ['y', ...Array.from({ length: +$('sim-d').value || 0 }, (_, j) => `x${j + 1}`)], false);
+    // Preview of the simulated columns (d counts the intercept); replaced by the real names on Run.
+    const nf = Math.max(0, (+$('sim-d').value || 1) - 1);
+    setColumns(ds === 'gmm' ? ['x'] : ['y', ...Array.from({ length: nf }, (_, j) => `x${j + 1}`)], true);
   } else if (!state.data || !state.data.key.startsWith('csv:')) {
     $('data-info').textContent = 'choose a CSV file: a header row of column names, then numbers';
     setColumns([], false);
@@ -326,11 +328,11 @@ async function getData(f) {
   const key = `sim:${f.dataset}:${f.n}:${f.d}:${dseed}`;
   if (state.data?.key === key) return state.data;
   $('data-info').textContent = `simulating ${f.dataset} data (${f.n} rows)…`;
-  const m = await askData({ type: 'simulate', model: f.dataset, n: f.n, d: f.d, seed: dseed });
-  state.data = { key, names: m.names, nrows: m.nrows, values: m.values, label: `simulated ${f.dataset}` };
+  const m = await askData({ type: 'simulate', key, model: f.dataset, n: f.n, d: f.d, seed: dseed });
+  state.data = { key, names: m.names, nrows: m.nrows, label: `simulated ${f.dataset}` };
   $('data-info').textContent = `${m.nrows} rows × ${m.names.length} columns (simulated ${f.dataset}, ${m.ms.toFixed(0)} ms)`;
-  const keep = $('features').dataset.fromData === 'true' && $('features').children.length === m.names.length;
-  if (!keep) setColumns(m.names, true);
+  const shown = [...$('features').querySelectorAll('input')].map((c) => c.value);
+  if (shown.join('\u0000') !== m.names.join('\u0000')) setColumns(m.names, true);
   return state.data;
 }
 
@@ -342,8 +344,9 @@ async function onFile() {
   state.data = null;
   const p = (async () => {
     const bytes = await file.arrayBuffer();
-    const m = await askData({ type: 'csv', bytes, name: file.name }, [bytes]);
-    state.data = { key: `csv:${file.name}:${file.size}:${file.lastModified}`, names: m.names, nrows: m.nrows, values: m.values, label: file.name };
+    const key = `csv:${file.name}:${file.size}:${file.lastModified}:${++state.msgId}`;
+    const m = await askData({ type: 'csv', key, bytes, name: file.name }, [bytes]);
+    state.data = { key, names: m.names, nrows: m.nrows, label: file.name };
     $('data-info').textContent = `${file.name}: ${m.nrows} rows × ${m.names.length} columns (${m.ms.toFixed(0)} ms)`;
     setColumns(m.names, true);
     return state.data;
@@ -383,14 +386,18 @@ async function startRun() {
   history.replaceState(null, '', `?${configQuery(f)}`);
   updateShare();
   setRunning(true);
+  document.body.dataset.state = 'starting';
   setProgress(0, 'loading data…');
   let data;
+  let copies;
   try {
     data = await getData(f);
+    copies = (await askData({ type: 'copies', key: data.key, k: f.chains })).copies;
   } catch (e) {
     showError(e.message);
     setRunning(false);
     setProgress(0, 'idle');
+    document.body.dataset.state = 'error';
     return;
   }
   const run = {
@@ -422,7 +429,7 @@ async function startRun() {
     const w = new Worker(new URL('./chain-worker.js', import.meta.url), { type: 'module' });
     const ch = {
       c, worker: w, status: 'starting', iteration: 0, total: f.warmup + f.draws, warmup: f.warmup, d: 0,
-      draws: new Grow(Float64Array), signs: new Grow(Float64Array), lik: 0, grad: 0, div: 0, acc: 0, accN: 0,
+      draws: new Grow(Float64Array), signs: new Grow(Float64Array), lik: 0, grad: 0, likS: 0, gradS: 0, div: 0, acc: 0, accN: 0,
       computeMs: 0, el: null,
     };
     const row = document.createElement('div');
@@ -437,7 +444,8 @@ async function startRun() {
       intercept: f.intercept, standardize: f.standardize, warmup: f.warmup,
       settings: f.settings, seed: f.seed, chain: c,
     };
-    w.postMessage({ type: 'start', config, draws: f.draws, names: data.names, values: data.values });
+    const values = copies[c];
+    w.postMessage({ type: 'start', config, draws: f.draws, names: data.names, values }, [values.buffer]);
   }
   scheduleRender();
 }
@@ -472,6 +480,8 @@ function onChainMessage(run, ch, m) {
         ch.lik += b.likEvals[i];
         ch.grad += b.gradEvals[i];
         if (i >= nw) {
+          ch.likS += b.likEvals[i];
+          ch.gradS += b.gradEvals[i];
           ch.div += b.divergent[i];
           ch.acc += b.acceptProb[i];
           ch.accN += 1;
@@ -492,7 +502,6 @@ function onChainMessage(run, ch, m) {
       ch.status = m.type;
       ch.iteration = m.iteration;
       ch.computeMs = m.computeMs;
-      ch.worker.terminate();
       checkFinished(run);
       break;
     case 'error':
@@ -519,9 +528,8 @@ function checkFinished(run) {
     // Final diagnostics over every draw; "done" once they are shown.
     run.finalRequested = true;
     requestDiag(run, true);
-  } else {
-    renderNow();
   }
+  renderNow();
 }
 
 function stopRun(error = false) {
@@ -656,6 +664,7 @@ function renderNow() {
   const done = run.chains.reduce((s, c) => s + c.iteration, 0);
   const pct = total ? (100 * done) / total : 0;
   if (run.final && run.chains.every((c) => c.status === 'done')) setProgress(100, 'done');
+  else if (run.finished && run.chains.every((c) => c.status === 'done')) setProgress(pct, 'computing diagnostics…');
   else if (run.finished) setProgress(pct, run.chains.some((c) => c.status === 'error') ? 'failed' : 'stopped');
   else setProgress(pct, `${pct.toFixed(0)}%${run.paused ? ' (paused)' : ''}`);
   for (const ch of run.chains) {
@@ -722,19 +731,23 @@ function renderCost(run) {
       if (!(e >= minEss)) minEss = e;
     }
   }
-  const fraction = iters && run.nData ? Math.max(lik, grad) / run.nData / iters : NaN;
+  const likS = run.chains.reduce((s, c) => s + c.likS, 0);
+  const gradS = run.chains.reduce((s, c) => s + c.gradS, 0);
+  const passes = run.nData ? Math.max(lik, grad) / run.nData : NaN;
+  const fraction = accN && run.nData ? Math.max(likS, gradS) / run.nData / accN : NaN;
   const rows = [
     ['wall time', `${wall.toFixed(1)} s`],
     ['iterations (all chains)', String(iters)],
-    ['likelihood evaluations (per datum)', lik.toExponential(3)],
-    ['gradient evaluations (per datum)', grad.toExponential(3)],
-    ['data fraction per iteration', fmt(fraction, 3)],
-    ['full-data passes', fmt(run.nData ? Math.max(lik, grad) / run.nData : NaN, 4)],
+    ['likelihood evaluations (per datum, total)', lik.toExponential(3)],
+    ['gradient evaluations (per datum, total)', grad.toExponential(3)],
+    ['full-data passes (total)', fmt(passes, 4)],
+    ['data fraction per kept iteration', fmt(fraction, 3)],
     ['mean acceptance (post warm-up)', fmt(accN ? acc / accN : NaN, 3)],
     ['divergences (post warm-up)', String(div)],
     ['min bulk ESS', fmt(minEss, 4)],
-    ['min bulk ESS / s', fmt(minEss / wall, 4)],
-    ['min bulk ESS / 1000 gradient evals', fmt(grad > 0 ? (1000 * minEss) / grad : NaN, 4)],
+    ['min bulk ESS / s (wall)', fmt(minEss / wall, 4)],
+    ['min bulk ESS / 1000 gradient evals (sampling)', fmt(gradS > 0 ? (1000 * minEss) / gradS : NaN, 4)],
+    ['min bulk ESS / full-data pass (sampling)', fmt(likS + gradS > 0 && run.nData ? minEss / (Math.max(likS, gradS) / run.nData) : NaN, 4)],
   ];
   $('cost').querySelector('tbody').replaceChildren(...rows.map(([k, v]) => {
     const tr = document.createElement('tr');
@@ -823,7 +836,9 @@ $('share').addEventListener('click', (e) => {
 // A small read-only view for tests and the console.
 window.tallmc = {
   get state() { return document.body.dataset.state ?? 'idle'; },
+  get registry() { return state.registry; },
   iterations: () => state.run?.chains.map((c) => c.iteration) ?? [],
+  computeMs: () => state.run?.chains.map((c) => c.computeMs) ?? [],
   drawsCsv,
   summaryCsv,
 };

@@ -58,6 +58,7 @@ async function loop() {
   self.postMessage({ type: stopped ? 'stopped' : 'done', chain, iteration: handle.iteration(), computeMs });
   handle.free();
   handle = null;
+  self.close(); // tear down here rather than by terminate() on the main thread
 }
 
 self.onmessage = async (ev) => {
@@ -67,7 +68,9 @@ self.onmessage = async (ev) => {
       chain = msg.config.chain;
       try {
         await ready;
-        const ds = DataSet.fromColumns(msg.names, msg.values);
+        const ds = msg.simulate
+          ? DataSet.simulate(msg.simulate.model, msg.simulate.n, msg.simulate.d, BigInt(msg.simulate.seed))
+          : DataSet.fromColumns(msg.names, msg.values);
         try {
           handle = new ChainHandle(JSON.stringify(msg.config), ds);
         } finally {

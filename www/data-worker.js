@@ -3,6 +3,9 @@
 import wasmInit, { DataSet, samplers, models, version } from './pkg/tallmc_web.js';
 
 const ready = wasmInit();
+// The current data set stays here; chain workers get their own copies (made in this worker, then
+// transferred), so the main thread never copies large arrays.
+let current = null;
 
 function message(e) {
   return e && e.message ? e.message : String(e);
@@ -25,19 +28,23 @@ async function handle(msg) {
         ? DataSet.simulate(msg.model, msg.n, msg.d, BigInt(msg.seed))
         : DataSet.fromCsv(new Uint8Array(msg.bytes), msg.name);
       try {
-        const values = ds.values();
+        current = { key: msg.key, names: ds.names(), nrows: ds.nrows(), values: ds.values() };
         return {
           type: 'data',
           id: msg.id,
-          names: ds.names(),
-          nrows: ds.nrows(),
-          values,
+          key: msg.key,
+          names: current.names,
+          nrows: current.nrows,
           ms: performance.now() - t0,
-          transfer: [values.buffer],
         };
       } finally {
         ds.free();
       }
+    }
+    case 'copies': {
+      if (!current || current.key !== msg.key) throw new Error('the data set is no longer loaded; load it again');
+      const copies = Array.from({ length: msg.k }, () => current.values.slice());
+      return { type: 'copies', id: msg.id, copies, transfer: copies.map((c) => c.buffer) };
     }
     default:
       throw new Error(`data worker: unknown message ${msg.type}`);

@@ -17,6 +17,8 @@ use wasm_bindgen::prelude::*;
 
 /// Number of kernel-specific extras per step.
 const EXTRAS: usize = 4;
+/// Largest batch, in values of the widest per-batch array.
+const MAX_BATCH_VALUES: usize = 1 << 25;
 
 /// The draws and per-draw statistics of one batch of iterations, row-major.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -231,7 +233,12 @@ impl ChainHandle {
     /// Step `n` iterations. Returns a plain object of typed arrays (transferable):
     /// `{n, d, firstIteration, nWarmup, draws (n×d row-major), acceptProb, divergent (Uint8),
     /// likEvals, gradEvals, nLeapfrog (Uint32), stepSize, energy, sign, extra (n×4)}`.
-    pub fn run(&mut self, n: usize) -> Object {
+    pub fn run(&mut self, n: usize) -> Result<Object, JsError> {
+        if n.saturating_mul(self.core.dim().max(EXTRAS)) > MAX_BATCH_VALUES {
+            return Err(js_err(format!(
+                "batch of {n} iterations is too large (at most {MAX_BATCH_VALUES} values)"
+            )));
+        }
         let b = self.core.run(n);
         let o = Object::new();
         set(&o, "n", &JsValue::from(b.n as u32));
@@ -260,6 +267,56 @@ impl ChainHandle {
         set(&o, "energy", &Float64Array::from(b.energy.as_slice()));
         set(&o, "sign", &Float64Array::from(b.sign.as_slice()));
         set(&o, "extra", &Float64Array::from(b.extra.as_slice()));
-        o
+        Ok(o)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(sampler: &str, chain: u64) -> RunConfig {
+        RunConfig::parse(&format!(
+            r#"{{"model":"logistic","sampler":"{sampler}","response":"y","warmup":20,"seed":3,"chain":{chain}}}"#
+        ))
+        .unwrap()
+    }
+
+    #[test]
+    fn batches_are_reproducible_and_split_like_one_run() {
+        let t = crate::data::simulate_table("logistic", 200, 3, 1).unwrap();
+        let mut a = ChainCore::new(&config("nuts", 1), &t).unwrap();
+        let mut b = ChainCore::new(&config("nuts", 1), &t).unwrap();
+        let whole = a.run(30);
+        let mut parts = b.run(7);
+        let rest = b.run(23);
+        assert_eq!(whole.n_warmup, 20);
+        assert_eq!(
+            (parts.n_warmup, rest.n_warmup, rest.first_iteration),
+            (7, 13, 7)
+        );
+        parts.draws.extend_from_slice(&rest.draws);
+        assert_eq!(whole.draws, parts.draws);
+        assert_eq!(whole.draws.len(), 30 * a.dim());
+        assert_eq!(whole.extra.len(), 30 * EXTRAS);
+    }
+
+    #[test]
+    fn errors_name_the_problem() {
+        let t = crate::data::simulate_table("logistic", 50, 2, 1).unwrap();
+        let e = ChainCore::new(&config("no-such-sampler", 0), &t)
+            .err()
+            .unwrap();
+        assert!(e.contains("no-such-sampler"), "{e}");
+        let mut c = config("nuts", 0);
+        c.settings.insert("typo_key".into(), serde_json::json!(1));
+        let e = ChainCore::new(&c, &t).err().unwrap();
+        assert!(e.contains("typo_key"), "{e}");
+        let mut c = config("nuts", 0);
+        c.response = "nope".into();
+        let e = ChainCore::new(&c, &t).err().unwrap();
+        assert!(e.contains("nope"), "{e}");
+        let e = crate::data::parse_csv(b"y,x\n1,2\n1\n", "bad.csv").unwrap_err();
+        assert!(e.contains("bad.csv") && e.contains('3'), "{e}");
     }
 }

@@ -12,15 +12,25 @@ pub struct DataSet {
     pub(crate) table: Table,
 }
 
+/// Largest simulated table, in cells (8 bytes each): 400 MB.
+pub const MAX_CELLS: usize = 50_000_000;
+
 /// Parse CSV bytes exactly as `tallmc run` does.
 pub fn parse_csv(bytes: &[u8], source: &str) -> Result<Table, String> {
-    crate::pending::parse_csv(bytes, source)
+    tallmc_cli::parse_csv(bytes, source).map_err(|e| e.to_string())
 }
 
 /// Simulate the built-in data set of `model` (`n` rows, `d` features) with `seed`, exactly as
 /// `tallmc simulate` does.
 pub fn simulate_table(model: &str, n: usize, d: usize, seed: u64) -> Result<Table, String> {
-    crate::pending::simulate(model, n, d, seed)
+    if n.saturating_mul(d.saturating_add(1)) > MAX_CELLS {
+        return Err(format!(
+            "a simulated data set of {n} rows × {d} columns is too large for the browser \
+             (at most {MAX_CELLS} cells)"
+        ));
+    }
+    let settings = tallmc_core::settings::Settings::new();
+    tallmc_core::simulate::simulate(model, n, d, seed, &settings).map_err(|e| e.to_string())
 }
 
 /// A table from column-major values (`ncols` columns of `values.len() / ncols` rows).
@@ -29,7 +39,7 @@ pub fn table_from_columns(names: Vec<String>, values: &[f64]) -> Result<Table, S
     if k == 0 {
         return Err("data: no columns".into());
     }
-    if values.len() % k != 0 {
+    if (values.len() / k) * k != values.len() {
         return Err(format!(
             "data: {} values do not fill {k} columns of equal length",
             values.len()

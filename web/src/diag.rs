@@ -133,7 +133,7 @@ impl DrawStore {
         if chain >= self.draws.len() {
             return Err(js_err(format!("diagnostics: no chain {chain}")));
         }
-        if draws.len() % d != 0 || (self.signed && signs.len() * d != draws.len()) {
+        if (draws.len() / d) * d != draws.len() || (self.signed && signs.len() * d != draws.len()) {
             return Err(js_err(
                 "diagnostics: batch shape does not match the dimension",
             ));
@@ -223,4 +223,33 @@ pub fn summarize(values: &[f64], lengths: &[u32]) -> Result<Float64Array, JsErro
             s.rhat,
         ][..],
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn store_uses_the_common_length_of_the_chains() {
+        let mut s = DrawStore::new(3, 2, false);
+        assert!(s.is_empty());
+        assert!(s.summary_rows().iter().all(|v| v.is_nan()));
+        s.push(0, &[1.0, 10.0, 2.0, 20.0, 3.0, 30.0], &[]).ok();
+        s.push(1, &[4.0, 40.0, 5.0, 50.0], &[]).ok();
+        // Chain 2 has no draws yet: summaries use chains 0 and 1, two draws each.
+        let (m, chains) = s.common();
+        assert_eq!((m, chains), (2, vec![0, 1]));
+        assert_eq!(s.len(0), 3);
+        assert_eq!(s.draws[0][1], vec![10.0, 20.0, 30.0]);
+        assert_eq!(s.summary_rows().len(), 2 * SUMMARY_COLUMNS.len());
+        assert_eq!(s.acf_values(0, 10).len(), 2);
+        assert!(s.acf_values(5, 10).is_empty());
+    }
+
+    #[test]
+    fn split_checks_lengths() {
+        let v = [1.0, 2.0, 3.0];
+        assert_eq!(split(&v, &[1, 2]).unwrap(), vec![&v[..1], &v[1..]]);
+        assert!(split(&v, &[1, 1]).is_err());
+    }
 }

@@ -1,16 +1,7 @@
-//! Stand-ins for core/CLI functions that land on main in parallel work (CSV parser, simulators,
-//! diagnostics). Replaced by re-exports once they are merged.
+//! Stand-in for `tallmc_core::diag` until the diagnostics branch lands on main (same signatures,
+//! NaN results). When it lands: in `web/src/diag.rs` replace `use crate::pending::diag as cd;`
+//! by `use tallmc_core::diag as cd;`, delete this file and its `mod pending;` line in lib.rs.
 #![allow(missing_docs, dead_code)]
-
-use tallmc_core::data::Table;
-
-pub fn parse_csv(_bytes: &[u8], _source: &str) -> Result<Table, String> {
-    Err("CSV parsing is not available in this build yet".into())
-}
-
-pub fn simulate(_model: &str, _n: usize, _d: usize, _seed: u64) -> Result<Table, String> {
-    Err("simulators are not available in this build yet".into())
-}
 
 pub mod diag {
     pub struct Summary {

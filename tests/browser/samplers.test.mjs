@@ -1,0 +1,38 @@
+// Every sampler of the registry can be selected and run on a suitable built-in data set.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { setup, openPage, waitForEnd, readDiagnostics, errorText } from './helpers.mjs';
+
+const BUILTIN = ['logistic', 'linear', 'robust', 'poisson', 'gmm'];
+
+let env;
+before(async () => { env = await setup(); });
+after(async () => { await env?.close(); });
+
+test('every registry sampler runs', async (t) => {
+  const { page, errors, foreign } = await openPage(env);
+  const samplers = await page.evaluate(() => window.tallmc.registry.samplers.map((s) => ({ name: s.name, models: s.models })));
+  await page.close();
+  if (samplers.length === 0) {
+    t.skip('the sampler registry is empty');
+    return;
+  }
+  for (const s of samplers) {
+    const dataset = s.models.length ? s.models.find((m) => BUILTIN.includes(m)) : 'logistic';
+    assert.ok(dataset, `${s.name}: no built-in data set for models ${s.models}`);
+    await t.test(`${s.name} on ${dataset}`, async () => {
+      const { page: p, errors: errs } = await openPage(env,
+        `?dataset=${dataset}&n=2000&d=3&model=${dataset}&sampler=${s.name}&chains=2&warmup=200&draws=200&seed=3`);
+      assert.equal(await p.inputValue('[data-testid=sampler-select]'), s.name);
+      await p.click('[data-testid=run-button]');
+      assert.equal(await waitForEnd(p, 300000), 'done', await errorText(p));
+      const diag = await readDiagnostics(p);
+      assert.ok(Object.keys(diag).length > 0, 'empty diagnostics table');
+      for (const [k, r] of Object.entries(diag)) assert.ok(Number.isFinite(r.mean), `${k}: mean ${r.mean}`);
+      assert.deepEqual(errs, []);
+      await p.close();
+    });
+  }
+  assert.deepEqual(errors, []);
+  assert.deepEqual(foreign, []);
+});
