@@ -8,6 +8,8 @@
 use crate::error::Error;
 use crate::rng::Rng;
 
+pub mod hmcecs;
+pub mod hmcecs_chain;
 pub mod metric;
 pub mod registry;
 pub use metric::Metric;
