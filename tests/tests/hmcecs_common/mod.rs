@@ -140,3 +140,329 @@ pub fn mean_var(x: &[f64]) -> (f64, f64) {
     let v = x.iter().map(|v| (v - m) * (v - m)).sum::<f64>() / (n - 1.0);
     (m, v)
 }
+
+/// Full-data HMC with M = `prec` (precision), fixed ε and L: the reference posterior.
+/// Returns (draws, mean acceptance).
+pub fn full_hmc(
+    model: &dyn DataModel,
+    start: &[f64],
+    prec: &[f64],
+    eps: f64,
+    n_leapfrog: usize,
+    warmup: usize,
+    draws: usize,
+    seed: u64,
+) -> (Vec<Vec<f64>>, f64) {
+    use tallmc_core::kernel::hmcecs_chain::metric_from_precision;
+    use tallmc_core::model::{FullData, LogDensity};
+    let d = start.len();
+    let target = FullData::new(model);
+    let metric = metric_from_precision(prec, d);
+    let mut rng = chain_rng(seed, 0);
+    let mut theta = start.to_vec();
+    let mut g = vec![0.0; d];
+    let mut lp = target.log_density_grad(&theta, &mut g);
+    let (mut p, mut v) = (vec![0.0; d], vec![0.0; d]);
+    let mut out = Vec::with_capacity(draws);
+    let mut acc = 0.0;
+    for it in 0..warmup + draws {
+        metric.sample_momentum(&mut rng, &mut p);
+        let h0 = -lp + metric.kinetic(&p);
+        let mut t = theta.clone();
+        let mut gt = g.clone();
+        let mut lpt = lp;
+        for l in 0..n_leapfrog {
+            for i in 0..d {
+                p[i] += 0.5 * eps * gt[i];
+            }
+            metric.velocity(&p, &mut v);
+            for i in 0..d {
+                t[i] += eps * v[i];
+            }
+            lpt = target.log_density_grad(&t, &mut gt);
+            for i in 0..d {
+                p[i] += 0.5 * eps * gt[i];
+            }
+            let _ = l;
+        }
+        let h1 = -lpt + metric.kinetic(&p);
+        let a = if h1.is_finite() {
+            (h0 - h1).min(0.0).exp()
+        } else {
+            0.0
+        };
+        if uniform(&mut rng) < a {
+            theta = t;
+            g = gt;
+            lp = lpt;
+        }
+        if it >= warmup {
+            acc += a;
+            out.push(theta.clone());
+        }
+    }
+    (out, acc / draws as f64)
+}
+
+/// Column j of a draw matrix.
+pub fn column(draws: &[Vec<f64>], j: usize) -> Vec<f64> {
+    draws.iter().map(|t| t[j]).collect()
+}
+
+/// Inefficiency factor 1 + 2Σρ_k by Geyer's initial positive sequence.
+pub fn inefficiency(x: &[f64]) -> f64 {
+    let n = x.len();
+    let (m, v) = mean_var(x);
+    if !(v > 0.0) {
+        return f64::NAN;
+    }
+    let rho = |k: usize| -> f64 {
+        (0..n - k).map(|i| (x[i] - m) * (x[i + k] - m)).sum::<f64>() / ((n - 1) as f64 * v)
+    };
+    let mut s = -1.0; // ρ₀ counted once: IF = −1 + 2 Σ_pairs (ρ_{2k} + ρ_{2k+1})
+    let mut k = 0;
+    while k + 1 < n / 2 {
+        let pair = rho(k) + rho(k + 1);
+        if pair <= 0.0 {
+            break;
+        }
+        s += 2.0 * pair;
+        k += 2;
+    }
+    s
+}
+
+/// Sign-weighted mean and sd.
+pub fn weighted_mean_sd(x: &[f64], w: &[f64]) -> (f64, f64) {
+    let sw: f64 = w.iter().sum();
+    let m = x.iter().zip(w).map(|(a, b)| a * b).sum::<f64>() / sw;
+    let v = x
+        .iter()
+        .zip(w)
+        .map(|(a, b)| (a - m) * (a - m) * b)
+        .sum::<f64>()
+        / sw;
+    (m, v.max(0.0).sqrt())
+}
+
+/// What one HMC-ECS run records after warm-up.
+pub struct EcsRun {
+    pub draws: Vec<Vec<f64>>,
+    pub signs: Vec<f64>,
+    pub accept: f64,
+    pub u_accept: f64,
+    pub extra0: Vec<f64>,
+    pub max_evals: u64,
+    pub mean_evals: f64,
+    pub warm_evals: u64,
+    pub eps: f64,
+    pub n_leapfrog: u32,
+}
+
+/// Build an HMC-ECS chain with `settings` (key=value pairs) and run it.
+pub fn run_ecs(
+    model: std::sync::Arc<dyn DataModel>,
+    signed: bool,
+    settings: &[&str],
+    warmup: usize,
+    draws: usize,
+    seed: u64,
+) -> EcsRun {
+    use tallmc_core::chain::{run_chain, Chain, Phase};
+    use tallmc_core::kernel::hmcecs_chain::{EcsChain, EcsConfig};
+    use tallmc_core::settings::Settings;
+    let mut s = Settings::new();
+    for kv in settings {
+        s.insert_pair(kv).unwrap();
+    }
+    let cfg = EcsConfig::from_settings(&s, signed).unwrap();
+    s.check_all_used().unwrap();
+    let mut rng = chain_rng(seed, 0);
+    let mut chain = EcsChain::new(model, cfg, warmup, &mut rng).unwrap();
+    let mut run = EcsRun {
+        draws: Vec::with_capacity(draws),
+        signs: Vec::with_capacity(draws),
+        accept: 0.0,
+        u_accept: 0.0,
+        extra0: Vec::with_capacity(draws),
+        max_evals: 0,
+        mean_evals: 0.0,
+        warm_evals: 0,
+        eps: f64::NAN,
+        n_leapfrog: 0,
+    };
+    let (samp, warm) = run_chain(&mut chain, &mut rng, draws, |phase, _, theta, info| {
+        if phase == Phase::Sampling {
+            run.draws.push(theta.to_vec());
+            run.signs.push(info.sign);
+            run.accept += info.accept_prob / draws as f64;
+            run.u_accept += info.extra[1] / draws as f64;
+            run.extra0.push(info.extra[0]);
+            run.max_evals = run.max_evals.max(info.lik_evals.max(info.grad_evals));
+            run.eps = info.step_size;
+            run.n_leapfrog = info.n_leapfrog;
+        }
+    });
+    run.mean_evals = samp.lik_evals as f64 / draws as f64;
+    run.warm_evals = warm.lik_evals + chain.setup_cost().lik_evals;
+    run
+}
+
+/// Median of a slice (NaN-free input).
+pub fn median(x: &[f64]) -> f64 {
+    let mut v = x.to_vec();
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    v[v.len() / 2]
+}
+
+/// Full-data HMC for the logistic GLM with a hand-fused gradient (one exp per datum):
+/// the same algorithm as [`full_hmc`], only faster.
+pub fn logistic_full_hmc(
+    glm: &Glm<Logistic>,
+    start: &[f64],
+    prec: &[f64],
+    eps: f64,
+    n_leapfrog: usize,
+    warmup: usize,
+    draws: usize,
+    seed: u64,
+) -> (Vec<Vec<f64>>, f64) {
+    use tallmc_core::kernel::hmcecs_chain::metric_from_precision;
+    let d = start.len();
+    let des = &glm.design;
+    let prior_prec = glm.prior.precision();
+    // gradient of log π; the value only when asked
+    let grad = |t: &[f64], g: &mut [f64], want_value: bool| -> f64 {
+        let mut val = 0.0;
+        for j in 0..d {
+            g[j] = -prior_prec * t[j];
+            val -= 0.5 * prior_prec * t[j] * t[j];
+        }
+        for i in 0..des.n {
+            let row = des.row(i);
+            let eta: f64 = row.iter().zip(t).map(|(a, b)| a * b).sum();
+            let e = (-eta.abs()).exp();
+            let s = if eta >= 0.0 {
+                1.0 / (1.0 + e)
+            } else {
+                e / (1.0 + e)
+            };
+            let r = des.y[i] - s;
+            for j in 0..d {
+                g[j] += r * row[j];
+            }
+            if want_value {
+                // y η − softplus(η)
+                val += des.y[i] * eta - (eta.max(0.0) + e.ln_1p());
+            }
+        }
+        val
+    };
+    let metric = metric_from_precision(prec, d);
+    let mut rng = chain_rng(seed, 0);
+    let mut theta = start.to_vec();
+    let mut g = vec![0.0; d];
+    let mut lp = grad(&theta, &mut g, true);
+    let (mut p, mut v) = (vec![0.0; d], vec![0.0; d]);
+    let mut out = Vec::with_capacity(draws);
+    let mut acc = 0.0;
+    for it in 0..warmup + draws {
+        metric.sample_momentum(&mut rng, &mut p);
+        let h0 = -lp + metric.kinetic(&p);
+        let mut t = theta.clone();
+        let mut gt = g.clone();
+        let mut lpt = f64::NAN;
+        for l in 0..n_leapfrog {
+            for i in 0..d {
+                p[i] += 0.5 * eps * gt[i];
+            }
+            metric.velocity(&p, &mut v);
+            for i in 0..d {
+                t[i] += eps * v[i];
+            }
+            lpt = grad(&t, &mut gt, l + 1 == n_leapfrog);
+            for i in 0..d {
+                p[i] += 0.5 * eps * gt[i];
+            }
+        }
+        let h1 = -lpt + metric.kinetic(&p);
+        let a = if h1.is_finite() {
+            (h0 - h1).min(0.0).exp()
+        } else {
+            0.0
+        };
+        if uniform(&mut rng) < a {
+            theta = t;
+            g = gt;
+            lp = lpt;
+        }
+        if it >= warmup {
+            acc += a;
+            out.push(theta.clone());
+        }
+    }
+    (out, acc / draws as f64)
+}
+
+/// Reference posterior summaries from full-data HMC (M = precision at the mode, ε = 0.2, L = 6).
+pub struct Reference {
+    pub mean: Vec<f64>,
+    pub sd: Vec<f64>,
+    pub accept: f64,
+    pub mean_if: f64,
+    pub mode: Vec<f64>,
+}
+
+/// The reference for the spec's synthetic logistic data (n, d, data seed), cached under
+/// CARGO_TARGET_TMPDIR so the test files share one computation (deterministic: fixed seeds).
+pub fn logistic_reference(glm: &Glm<Logistic>, data_seed: u64, draws: usize) -> Reference {
+    let d = glm.design.d;
+    let path = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!(
+        "hmcecs-ref-n{}-d{}-s{}-r{}-v1.txt",
+        glm.design.n, d, data_seed, draws
+    ));
+    let (mode, prec) = posterior_mode(glm);
+    if let Ok(text) = std::fs::read_to_string(&path) {
+        let v: Vec<f64> = text
+            .split_whitespace()
+            .filter_map(|x| x.parse().ok())
+            .collect();
+        if v.len() == 2 * d + 2 {
+            return Reference {
+                mean: v[..d].to_vec(),
+                sd: v[d..2 * d].to_vec(),
+                accept: v[2 * d],
+                mean_if: v[2 * d + 1],
+                mode,
+            };
+        }
+    }
+    let (draws_v, acc) = logistic_full_hmc(glm, &mode, &prec, 0.2, 6, 200, draws, 101);
+    let mut mean = vec![0.0; d];
+    let mut sd = vec![0.0; d];
+    let mut ifs = 0.0;
+    for j in 0..d {
+        let c = column(&draws_v, j);
+        let (m, v) = mean_var(&c);
+        mean[j] = m;
+        sd[j] = v.sqrt();
+        ifs += inefficiency(&c) / d as f64;
+    }
+    let text: Vec<String> = mean
+        .iter()
+        .chain(&sd)
+        .chain([acc, ifs].iter())
+        .map(|x| format!("{x:e}"))
+        .collect();
+    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+    if std::fs::write(&tmp, text.join("\n")).is_ok() {
+        let _ = std::fs::rename(&tmp, &path);
+    }
+    Reference {
+        mean,
+        sd,
+        accept: acc,
+        mean_if: ifs,
+        mode,
+    }
+}
