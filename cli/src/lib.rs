@@ -1,1 +1,9 @@
-//! Library part of the `tallmc` CLI: CSV parsing shared with the browser bindings.
+//! Library part of the `tallmc` CLI: CSV parsing and writing, shared with the browser bindings.
+//!
+//! Built without the `bin` feature it depends only on `tallmc-core` and `csv`, and compiles to
+//! WebAssembly.
+#![warn(missing_docs)]
+
+pub mod csvdata;
+
+pub use csvdata::{parse_csv, CsvError};

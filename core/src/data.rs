@@ -113,7 +113,23 @@ impl Design {
                 .collect(),
         };
         let mut cols: Vec<&[f64]> = Vec::with_capacity(feats.len());
-        for f in &feats {
+        for (k, f) in feats.iter().enumerate() {
+            let clash = if *f == spec.response {
+                Some("is the response and cannot also be a feature")
+            } else if feats[..k].contains(f) {
+                Some("is listed twice as a feature")
+            } else if spec.intercept && f == "intercept" {
+                Some("clashes with the added intercept (drop the intercept or rename the column)")
+            } else {
+                None
+            };
+            if let Some(msg) = clash {
+                return Err(Error::InvalidData {
+                    row: None,
+                    column: Some(f.clone()),
+                    msg: String::from(msg),
+                });
+            }
             cols.push(t.column(f)?);
         }
         let mut names = Vec::new();

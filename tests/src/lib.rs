@@ -1,1 +1,188 @@
-//! Shared helpers for tallmc's statistical tests.
+//! Shared helpers for tallmc's statistical tests: ESS / MCSE, moment summaries, data simulation
+//! and closed-form posteriors.
+
+use std::sync::Arc;
+use tallmc_core::chain::{run_chain, Chain, Phase};
+use tallmc_core::data::Design;
+use tallmc_core::dist;
+use tallmc_core::kernel::StepInfo;
+use tallmc_core::linalg::Cholesky;
+use tallmc_core::model::DataModel;
+use tallmc_core::registry::{build_chain, ChainConfig};
+use tallmc_core::rng::{chain_rng, ChainRng};
+use tallmc_core::settings::Settings;
+
+/// Sample mean.
+pub fn mean(x: &[f64]) -> f64 {
+    x.iter().sum::<f64>() / x.len() as f64
+}
+
+/// Sample variance (n − 1 denominator).
+pub fn var(x: &[f64]) -> f64 {
+    let m = mean(x);
+    x.iter().map(|v| (v - m) * (v - m)).sum::<f64>() / (x.len() as f64 - 1.0)
+}
+
+/// Sample standard deviation.
+pub fn sd(x: &[f64]) -> f64 {
+    var(x).sqrt()
+}
+
+/// Effective sample size of one chain by Geyer's initial monotone sequence estimator
+/// (stand-in until `tallmc_core::diag::ess_mean` lands).
+///
+/// ρ̂ₜ from the biased autocovariance; Pₖ = ρ̂₂ₖ + ρ̂₂ₖ₊₁ summed while positive, made monotone;
+/// τ = −1 + 2 Σ Pₖ, ESS = n / τ (capped at n·log10(n) like Stan).
+pub fn ess(x: &[f64]) -> f64 {
+    let n = x.len();
+    if n < 4 {
+        return n as f64;
+    }
+    let m = mean(x);
+    let c: Vec<f64> = x.iter().map(|v| v - m).collect();
+    let acov = |t: usize| -> f64 { (0..n - t).map(|i| c[i] * c[i + t]).sum::<f64>() / n as f64 };
+    let c0 = acov(0);
+    if c0 <= 0.0 {
+        return n as f64;
+    }
+    let mut sum_p = 0.0;
+    let mut prev = f64::INFINITY;
+    let mut k = 0;
+    while 2 * k + 1 < n {
+        let p = (acov(2 * k) + acov(2 * k + 1)) / c0;
+        if p <= 0.0 {
+            break;
+        }
+        let p = p.min(prev);
+        sum_p += p;
+        prev = p;
+        k += 1;
+    }
+    let tau = (-1.0 + 2.0 * sum_p).max(1.0 / (n as f64).log10());
+    n as f64 / tau
+}
+
+/// Monte Carlo standard error of the mean: sd / √ESS.
+pub fn mcse_mean(x: &[f64]) -> f64 {
+    sd(x) / ess(x).sqrt()
+}
+
+/// Column `j` of a draws matrix stored as rows.
+pub fn column(draws: &[Vec<f64>], j: usize) -> Vec<f64> {
+    draws.iter().map(|r| r[j]).collect()
+}
+
+/// Draws and per-step statistics of a run's sampling phase.
+pub struct Run {
+    /// Kept draws (rows).
+    pub draws: Vec<Vec<f64>>,
+    /// Kept step infos.
+    pub stats: Vec<StepInfo>,
+}
+
+impl Run {
+    /// Column j.
+    pub fn col(&self, j: usize) -> Vec<f64> {
+        column(&self.draws, j)
+    }
+    /// Mean acceptance statistic of the kept draws.
+    pub fn mean_accept(&self) -> f64 {
+        self.stats.iter().map(|s| s.accept_prob).sum::<f64>() / self.stats.len() as f64
+    }
+    /// Divergent transitions among the kept draws.
+    pub fn divergences(&self) -> usize {
+        self.stats.iter().filter(|s| s.divergent).count()
+    }
+}
+
+/// Run a chain: warm-up then `draws` kept iterations.
+pub fn run(chain: &mut dyn Chain, rng: &mut ChainRng, draws: usize) -> Run {
+    let mut out = Run {
+        draws: Vec::with_capacity(draws),
+        stats: Vec::with_capacity(draws),
+    };
+    run_chain(chain, rng, draws, |phase, _, theta, info| {
+        if phase == Phase::Sampling {
+            out.draws.push(theta.to_vec());
+            out.stats.push(*info);
+        }
+    });
+    out
+}
+
+/// Build a chain from the registry with `key=value` settings and run it.
+pub fn run_sampler(
+    sampler: &str,
+    model: Arc<dyn DataModel>,
+    settings: &[&str],
+    seed: u64,
+    warmup: usize,
+    draws: usize,
+) -> Run {
+    let mut s = Settings::new();
+    for kv in settings {
+        s.insert_pair(kv).expect("setting");
+    }
+    let config = ChainConfig {
+        sampler,
+        warmup,
+        settings: &s,
+    };
+    let mut rng = chain_rng(seed, 0);
+    let mut chain = build_chain(&config, model, &mut rng).expect("build chain");
+    run(chain.as_mut(), &mut rng, draws)
+}
+
+/// A design with an intercept and `d − 1` standard-normal features, response left empty.
+pub fn gaussian_design(n: usize, d: usize, rng: &mut ChainRng) -> Design {
+    let mut x = vec![1.0; n * d];
+    for row in x.chunks_mut(d) {
+        for v in row.iter_mut().skip(1) {
+            *v = dist::std_normal(rng);
+        }
+    }
+    let mut names = vec![String::from("intercept")];
+    names.extend((1..d).map(|j| format!("x{j}")));
+    Design {
+        n,
+        d,
+        x,
+        y: vec![0.0; n],
+        names,
+    }
+}
+
+/// xᵢᵀβ.
+pub fn linear_predictor(design: &Design, beta: &[f64], i: usize) -> f64 {
+    design
+        .row(i)
+        .iter()
+        .zip(beta)
+        .map(|(a, b)| a * b)
+        .sum::<f64>()
+}
+
+/// The conjugate posterior of β in y = Xβ + N(0, σ²), β ~ N(0, s² I):
+/// Λ = XᵀX/σ² + I/s², mean = Λ⁻¹ Xᵀy/σ², covariance Λ⁻¹ (row-major).
+pub fn linear_posterior(design: &Design, noise_sd: f64, prior_scale: f64) -> (Vec<f64>, Vec<f64>) {
+    let (n, d) = (design.n, design.d);
+    let s2 = noise_sd * noise_sd;
+    let mut prec = vec![0.0; d * d];
+    let mut xty = vec![0.0; d];
+    for i in 0..n {
+        let r = design.row(i);
+        for a in 0..d {
+            xty[a] += r[a] * design.y[i] / s2;
+            for b in 0..d {
+                prec[a * d + b] += r[a] * r[b] / s2;
+            }
+        }
+    }
+    for a in 0..d {
+        prec[a * d + a] += 1.0 / (prior_scale * prior_scale);
+    }
+    let ch = Cholesky::new(&prec, d).expect("posterior precision is SPD");
+    let mut m = xty;
+    ch.solve(&mut m);
+    (m, ch.inverse())
+}

@@ -8,11 +8,23 @@
 use crate::error::Error;
 use crate::rng::Rng;
 
+pub mod hmc;
 pub mod hmcecs;
 pub mod hmcecs_chain;
+pub mod leapfrog;
+pub mod mala;
 pub mod metric;
+pub mod nuts;
 pub mod registry;
+pub mod rwmh;
+pub use hmc::Hmc;
+pub use mala::Mala;
 pub use metric::Metric;
+pub use nuts::Nuts;
+pub use rwmh::Rwmh;
+
+use crate::chain::Cost;
+use alloc::vec::Vec;
 
 /// What one step did. A small `Copy` record; the chain driver writes it to `stats.csv`.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -82,4 +94,69 @@ pub trait Tunable {
     fn metric(&self) -> &Metric;
     /// Replace the metric.
     fn set_metric(&mut self, metric: Metric);
+}
+
+/// Kernels that warm-up adaptation ([`crate::adapt::AdaptiveChain`]) can drive.
+pub trait Adaptable<T: ?Sized>: Kernel<T> + Tunable {
+    /// Acceptance probability of one cheap trial move from `state` with step size `eps`
+    /// (one leapfrog step for Hamiltonian kernels, one proposal for MH kernels), leaving `state`
+    /// unchanged, and what it cost. Used by the initial step-size heuristic. Never NaN.
+    fn probe<R: Rng + ?Sized>(
+        &self,
+        rng: &mut R,
+        target: &T,
+        state: &Self::State,
+        eps: f64,
+    ) -> (f64, Cost);
+    /// Whether `init` evaluates the gradient (for setup-cost accounting).
+    fn uses_gradient(&self) -> bool {
+        true
+    }
+    /// Names of the meaningful entries of [`StepInfo::extra`].
+    fn extra_names(&self) -> Vec<&'static str> {
+        Vec::new()
+    }
+}
+
+/// min(1, exp(log_ratio)), with NaN mapped to 0 (a rejection).
+#[inline]
+pub fn accept_prob(log_ratio: f64) -> f64 {
+    if log_ratio.is_nan() {
+        0.0
+    } else if log_ratio >= 0.0 {
+        1.0
+    } else {
+        crate::math::exp(log_ratio)
+    }
+}
+
+/// Check a step size: finite and > 0.
+pub(crate) fn check_step_size(eps: f64) -> Result<(), Error> {
+    if eps.is_finite() && eps > 0.0 {
+        Ok(())
+    } else {
+        Err(Error::setting("step_size", "must be a finite number > 0"))
+    }
+}
+
+/// Check a starting position against the target's dimension.
+pub(crate) fn check_position(d: usize, position: &[f64], metric: &Metric) -> Result<(), Error> {
+    if position.len() != d {
+        return Err(Error::Dimension {
+            what: "position",
+            expected: d,
+            got: position.len(),
+        });
+    }
+    if metric.dim() != d {
+        return Err(Error::Dimension {
+            what: "metric",
+            expected: d,
+            got: metric.dim(),
+        });
+    }
+    if position.iter().any(|x| !x.is_finite()) {
+        return Err(Error::NonFiniteStart);
+    }
+    Ok(())
 }

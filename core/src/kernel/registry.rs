@@ -1,24 +1,290 @@
-//! Sampler registry: names, schemas and chain construction.
+//! Sampler registry: names, schemas and chain construction for the exact reference samplers
+//! (`rwmh`, `mala`, `hmc`, `nuts`), each wrapped in an [`AdaptiveChain`] over the full-data
+//! posterior.
 
+use crate::adapt::{AdaptConfig, AdaptiveChain, MetricAdaptation};
 use crate::chain::Chain;
 use crate::error::Error;
-use crate::model::DataModel;
-use crate::registry::{ChainConfig, SamplerInfo};
-use crate::rng::ChainRng;
+use crate::kernel::{Adaptable, Hmc, Mala, Metric, Nuts, Rwmh};
+use crate::model::{DataModel, FullData};
+use crate::registry::{ChainConfig, ParamKind, ParamSpec, SamplerInfo};
+use crate::rng::{uniform, ChainRng};
+use crate::settings::Settings;
 use alloc::boxed::Box;
 use alloc::sync::Arc;
+use alloc::vec::Vec;
+
+const STEP_SIZE: ParamSpec = ParamSpec {
+    key: "step_size",
+    description: "step size ε; auto (NaN) = adapted by dual averaging in warm-up, a number = fixed",
+    kind: ParamKind::Real {
+        default: f64::NAN,
+        min: 0.0,
+        max: f64::INFINITY,
+    },
+};
+
+const fn target_accept(default: f64) -> ParamSpec {
+    ParamSpec {
+        key: "target_accept",
+        description: "target acceptance statistic of step-size adaptation",
+        kind: ParamKind::Real {
+            default,
+            min: 0.01,
+            max: 0.99,
+        },
+    }
+}
+
+const METRIC: ParamSpec = ParamSpec {
+    key: "metric",
+    description:
+        "metric adapted in warm-up: diag (windowed variances), dense (covariance), identity",
+    kind: ParamKind::Choice(&["diag", "dense", "identity"]),
+};
+
+const INIT: ParamSpec = ParamSpec {
+    key: "init",
+    description:
+        "starting point: random (uniform(−r, r) per coordinate), zero, model (the model's own)",
+    kind: ParamKind::Choice(&["random", "zero", "model"]),
+};
+
+const INIT_RADIUS: ParamSpec = ParamSpec {
+    key: "init_radius",
+    description: "r of the random starting point uniform(−r, r)",
+    kind: ParamKind::Real {
+        default: 2.0,
+        min: 0.0,
+        max: 1e6,
+    },
+};
+
+const L_STEPS: ParamSpec = ParamSpec {
+    key: "L",
+    description: "leapfrog steps per iteration",
+    kind: ParamKind::Int {
+        default: 20,
+        min: 1,
+        max: 100_000,
+    },
+};
+
+const JITTER: ParamSpec = ParamSpec {
+    key: "jitter",
+    description: "step size drawn uniformly from ε·(1 ± jitter) each iteration",
+    kind: ParamKind::Real {
+        default: 0.0,
+        min: 0.0,
+        max: 0.99,
+    },
+};
+
+const MAX_DEPTH: ParamSpec = ParamSpec {
+    key: "max_depth",
+    description: "maximum tree depth (at most 2^max_depth − 1 leapfrog steps)",
+    kind: ParamKind::Int {
+        default: 10,
+        min: 1,
+        max: 30,
+    },
+};
 
 /// Every sampler, in display order.
-pub static SAMPLERS: &[SamplerInfo] = &[];
+pub static SAMPLERS: &[SamplerInfo] = &[
+    SamplerInfo {
+        name: "rwmh",
+        description: "random-walk Metropolis, proposal N(θ, ε²Σ) with Σ adapted in warm-up",
+        exact: true,
+        signed: false,
+        models: &[],
+        params: &[STEP_SIZE, target_accept(0.234), METRIC, INIT, INIT_RADIUS],
+    },
+    SamplerInfo {
+        name: "mala",
+        description: "Metropolis-adjusted Langevin algorithm, preconditioned by the metric",
+        exact: true,
+        signed: false,
+        models: &[],
+        params: &[STEP_SIZE, target_accept(0.574), METRIC, INIT, INIT_RADIUS],
+    },
+    SamplerInfo {
+        name: "hmc",
+        description: "Hamiltonian Monte Carlo with L leapfrog steps and optional step-size jitter",
+        exact: true,
+        signed: false,
+        models: &[],
+        params: &[
+            STEP_SIZE,
+            target_accept(0.8),
+            METRIC,
+            INIT,
+            INIT_RADIUS,
+            L_STEPS,
+            JITTER,
+        ],
+    },
+    SamplerInfo {
+        name: "nuts",
+        description: "No-U-Turn Sampler (multinomial, Stan-style generalised criterion)",
+        exact: true,
+        signed: false,
+        models: &[],
+        params: &[
+            STEP_SIZE,
+            target_accept(0.8),
+            METRIC,
+            INIT,
+            INIT_RADIUS,
+            MAX_DEPTH,
+        ],
+    },
+];
 
-/// Build a chain.
+/// The settings every exact sampler shares.
+struct Common {
+    step_size: f64,
+    target_accept: f64,
+    metric: MetricAdaptation,
+    init: &'static str,
+    init_radius: f64,
+}
+
+fn real_default(spec: &ParamSpec) -> f64 {
+    match spec.kind {
+        ParamKind::Real { default, .. } => default,
+        _ => f64::NAN,
+    }
+}
+
+fn common(s: &Settings, default_accept: f64) -> Result<Common, Error> {
+    let step_size = match s.get_str("step_size") {
+        None | Some("auto") | Some("nan") | Some("NaN") => f64::NAN,
+        Some(_) => {
+            let v = s.f64_or("step_size", f64::NAN)?;
+            if v <= 0.0 {
+                return Err(Error::setting("step_size", "must be > 0 (or auto)"));
+            }
+            v
+        }
+    };
+    let target_accept = s.f64_in("target_accept", default_accept, 0.01, 0.99)?;
+    let metric = match s.choice("metric", "diag", &["diag", "dense", "identity"])? {
+        "dense" => MetricAdaptation::Dense,
+        "identity" => MetricAdaptation::Identity,
+        _ => MetricAdaptation::Diag,
+    };
+    let init = s.choice("init", "random", &["random", "zero", "model"])?;
+    let init_radius = s.f64_in("init_radius", real_default(&INIT_RADIUS), 0.0, 1e6)?;
+    Ok(Common {
+        step_size,
+        target_accept,
+        metric,
+        init,
+        init_radius,
+    })
+}
+
+type Target = FullData<Arc<dyn DataModel>>;
+
+/// Wrap a kernel into an adaptive chain at the configured starting point. A random start that
+/// gives a non-finite density is redrawn (up to 100 times, as Stan does).
+fn make_chain<K>(
+    kernel: K,
+    model: Arc<dyn DataModel>,
+    c: &Common,
+    warmup: usize,
+    rng: &mut ChainRng,
+) -> Result<Box<dyn Chain>, Error>
+where
+    K: Adaptable<Target> + Clone + Send + 'static,
+{
+    let d = model.dim();
+    let names = model.param_names();
+    let config = AdaptConfig {
+        warmup,
+        target_accept: c.target_accept,
+        adapt_step_size: c.step_size.is_nan(),
+        metric: c.metric,
+    };
+    let attempts = if c.init == "random" { 100 } else { 1 };
+    let mut last = Error::NonFiniteStart;
+    for _ in 0..attempts {
+        let position: Vec<f64> = match c.init {
+            "zero" => alloc::vec![0.0; d],
+            "model" => model.initial_point(),
+            _ => (0..d)
+                .map(|_| c.init_radius * (2.0 * uniform(rng) - 1.0))
+                .collect(),
+        };
+        let target = FullData::new(model.clone());
+        match AdaptiveChain::new(
+            kernel.clone(),
+            target,
+            &position,
+            names.clone(),
+            config,
+            rng,
+        ) {
+            Ok(chain) => return Ok(Box::new(chain)),
+            Err(Error::NonFiniteStart) => last = Error::NonFiniteStart,
+            Err(e) => return Err(e),
+        }
+    }
+    Err(last)
+}
+
+/// Build a chain for sampler `config.sampler` on the full-data posterior of `model`.
+/// Every setting is validated; a key no sampler or model read is an [`Error::UnknownSetting`].
 pub fn build(
     config: &ChainConfig<'_>,
-    _model: Arc<dyn DataModel>,
-    _rng: &mut ChainRng,
+    model: Arc<dyn DataModel>,
+    rng: &mut ChainRng,
 ) -> Result<Box<dyn Chain>, Error> {
-    Err(Error::Unknown {
-        what: "sampler",
-        name: config.sampler.into(),
-    })
+    let s = config.settings;
+    let d = model.dim();
+    if d == 0 {
+        return Err(Error::data("the model has no parameters"));
+    }
+    let accept = match config.sampler {
+        "rwmh" => 0.234,
+        "mala" => 0.574,
+        "hmc" | "nuts" => 0.8,
+        other => {
+            return Err(Error::Unknown {
+                what: "sampler",
+                name: other.into(),
+            })
+        }
+    };
+    let c = common(s, accept)?;
+    // Auto step size starts the heuristic from 1, as Stan does.
+    let eps = if c.step_size.is_nan() {
+        1.0
+    } else {
+        c.step_size
+    };
+    let metric = Metric::Identity(d);
+    let w = config.warmup;
+    match config.sampler {
+        "rwmh" => {
+            s.check_all_used()?;
+            make_chain(Rwmh::new(eps, metric)?, model, &c, w, rng)
+        }
+        "mala" => {
+            s.check_all_used()?;
+            make_chain(Mala::new(eps, metric)?, model, &c, w, rng)
+        }
+        "hmc" => {
+            let l = s.usize_in("L", 20, 1, 100_000)?;
+            let jitter = s.f64_in("jitter", 0.0, 0.0, 0.99)?;
+            s.check_all_used()?;
+            make_chain(Hmc::new(eps, metric, l, jitter)?, model, &c, w, rng)
+        }
+        _ => {
+            let depth = s.usize_in("max_depth", 10, 1, 30)?;
+            s.check_all_used()?;
+            make_chain(Nuts::new(eps, metric, depth)?, model, &c, w, rng)
+        }
+    }
 }

@@ -2,7 +2,8 @@
 //!
 //! # Formula
 //! ∇ℓᵢ = f′(yᵢ, ηᵢ) xᵢ,  ∇²ℓᵢ = f″(yᵢ, ηᵢ) xᵢxᵢᵀ.
-//! One family trait gives `logistic`, `poisson`, `linear` (known noise) and `robust` (Student-t).
+//! One family trait gives `logistic` ([`Logistic`]), `poisson` ([`Poisson`]), `linear` with known
+//! noise ([`GaussianNoise`]) and `robust` ([`StudentT`]).
 
 use super::prior::Prior;
 use super::{DataModel, GlmView};
@@ -23,6 +24,14 @@ pub trait GlmFamily: Send + Sync {
     fn d2(&self, y: f64, eta: f64) -> f64;
     /// ∂³f/∂η³ (bounds for SMH-2 and Taylor remainders).
     fn d3(&self, y: f64, eta: f64) -> f64;
+    /// sup over y, η of |∂²f/∂η²|, when finite (SMH-1 bounds); `None` when unbounded.
+    fn d2_bound(&self) -> Option<f64> {
+        None
+    }
+    /// sup over y, η of |∂³f/∂η³|, when finite (SMH-2 bounds); `None` when unbounded.
+    fn d3_bound(&self) -> Option<f64> {
+        None
+    }
 }
 
 /// Bernoulli with logit link: f = y η − log(1 + e^η), y ∈ {0, 1}.
@@ -50,6 +59,13 @@ impl GlmFamily for Logistic {
     fn d3(&self, _y: f64, eta: f64) -> f64 {
         let s = math::sigmoid(eta);
         -s * (1.0 - s) * (1.0 - 2.0 * s)
+    }
+    fn d2_bound(&self) -> Option<f64> {
+        Some(0.25)
+    }
+    fn d3_bound(&self) -> Option<f64> {
+        // sup |σ(1−σ)(1−2σ)| = 1/(6√3), at σ = ½ ± √3/6.
+        Some(1.0 / (6.0 * math::sqrt(3.0)))
     }
 }
 
@@ -184,5 +200,111 @@ impl GlmFamily for GaussianNoise {
     #[inline]
     fn d3(&self, _y: f64, _eta: f64) -> f64 {
         0.0
+    }
+    fn d2_bound(&self) -> Option<f64> {
+        Some(1.0 / (self.sd * self.sd))
+    }
+    fn d3_bound(&self) -> Option<f64> {
+        Some(0.0)
+    }
+}
+
+/// Poisson counts with log link: f = y η − e^η (the constant −log y! is dropped), y ∈ {0, 1, …}.
+///
+/// # Formula
+/// f′ = y − e^η,  f″ = −e^η,  f‴ = −e^η.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Poisson;
+
+impl GlmFamily for Poisson {
+    fn name(&self) -> &'static str {
+        "poisson"
+    }
+    #[inline]
+    fn value(&self, y: f64, eta: f64) -> f64 {
+        y * eta - math::exp(eta)
+    }
+    #[inline]
+    fn value_d1(&self, y: f64, eta: f64) -> (f64, f64) {
+        let m = math::exp(eta);
+        (y * eta - m, y - m)
+    }
+    #[inline]
+    fn d2(&self, _y: f64, eta: f64) -> f64 {
+        -math::exp(eta)
+    }
+    #[inline]
+    fn d3(&self, _y: f64, eta: f64) -> f64 {
+        -math::exp(eta)
+    }
+}
+
+/// Student-t errors with ν degrees of freedom and known scale s (robust regression):
+/// f = −((ν + 1)/2) · log(1 + r²/ν), r = (y − η)/s (constants dropped).
+///
+/// # Formula
+/// With g(r) = ((ν+1)/2) log(1 + r²/ν):
+/// g′(r) = (ν+1) r / (ν + r²),  g″(r) = (ν+1)(ν − r²)/(ν + r²)²,
+/// g‴(r) = 2(ν+1) r (r² − 3ν)/(ν + r²)³;
+/// f′ = g′(r)/s,  f″ = −g″(r)/s²,  f‴ = g‴(r)/s³.
+/// sup|f″| = (ν+1)/(ν s²) (at r = 0), sup|f‴| = (ν+1)(3 + 2√2)/(4 ν^{3/2} s³).
+///
+/// ## References
+/// Bierkens et al. (2018), *Scalable Metropolis–Hastings for exact Bayesian inference with
+/// large datasets* (robust linear regression with ν = 4, unit scale).
+#[derive(Debug, Clone, Copy)]
+pub struct StudentT {
+    /// Degrees of freedom ν (> 0).
+    pub nu: f64,
+    /// Scale s (> 0).
+    pub scale: f64,
+}
+
+impl Default for StudentT {
+    fn default() -> Self {
+        StudentT {
+            nu: 4.0,
+            scale: 1.0,
+        }
+    }
+}
+
+impl GlmFamily for StudentT {
+    fn name(&self) -> &'static str {
+        "robust"
+    }
+    #[inline]
+    fn value(&self, y: f64, eta: f64) -> f64 {
+        let r = (y - eta) / self.scale;
+        -0.5 * (self.nu + 1.0) * math::ln_1p(r * r / self.nu)
+    }
+    #[inline]
+    fn value_d1(&self, y: f64, eta: f64) -> (f64, f64) {
+        let r = (y - eta) / self.scale;
+        let v = -0.5 * (self.nu + 1.0) * math::ln_1p(r * r / self.nu);
+        (v, (self.nu + 1.0) * r / ((self.nu + r * r) * self.scale))
+    }
+    #[inline]
+    fn d2(&self, y: f64, eta: f64) -> f64 {
+        let r = (y - eta) / self.scale;
+        let q = self.nu + r * r;
+        -(self.nu + 1.0) * (self.nu - r * r) / (q * q * self.scale * self.scale)
+    }
+    #[inline]
+    fn d3(&self, y: f64, eta: f64) -> f64 {
+        let r = (y - eta) / self.scale;
+        let q = self.nu + r * r;
+        let s = self.scale;
+        2.0 * (self.nu + 1.0) * r * (r * r - 3.0 * self.nu) / (q * q * q * s * s * s)
+    }
+    fn d2_bound(&self) -> Option<f64> {
+        Some((self.nu + 1.0) / (self.nu * self.scale * self.scale))
+    }
+    fn d3_bound(&self) -> Option<f64> {
+        let s = self.scale;
+        Some(
+            (self.nu + 1.0) * (3.0 + 2.0 * math::sqrt(2.0))
+                / (4.0 * math::pow(self.nu, 1.5) * s * s * s),
+        )
     }
 }

@@ -16,7 +16,11 @@ pub mod linear;
 pub mod prior;
 pub mod registry;
 
-pub use glm::{GaussianNoise, Glm, GlmFamily, Logistic};
+pub use gaussian::GaussianMean;
+pub use glm::{GaussianNoise, Glm, GlmFamily, Logistic, Poisson, StudentT};
+pub use gmm::Gmm;
+pub use linear::{Linear, LinearUnknownNoise};
+pub use prior::Prior;
 
 /// A Bayesian model for n exchangeable data: log π(θ) = log p(θ) + Σᵢ ℓᵢ(θ).
 ///

@@ -1,24 +1,455 @@
 //! Model registry: names, schemas and construction from a table.
+//!
+//! Regression models (`logistic`, `linear`, `robust`, `poisson`) read the response column and
+//! the feature columns through [`Design::from_table`] (intercept and standardisation as the
+//! [`DesignSpec`] says). `gmm` reads one column: the response column if present, else `x`, else
+//! the only column. `gaussian` reads every feature column (all columns except the response when
+//! no feature list is given) as the coordinates of one observation; it ignores intercept and
+//! standardisation. Settings a model reads are marked used; the caller checks the rest.
 
-use crate::data::{DesignSpec, Table};
+use super::gaussian::{self, Correlation, GaussianMean};
+use super::glm::{GaussianNoise, Glm, Logistic, Poisson, StudentT};
+use super::gmm::{self, Gmm};
+use super::linear::{self, LinearUnknownNoise};
+use super::prior::{Prior, DEFAULT_PRIOR_SCALE};
+use crate::data::{Design, DesignSpec, Table};
 use crate::error::Error;
 use crate::model::DataModel;
-use crate::registry::ModelInfo;
+use crate::registry::{ModelInfo, ParamKind, ParamSpec};
 use crate::settings::Settings;
+use alloc::string::String;
 use alloc::sync::Arc;
+use alloc::vec::Vec;
+
+const PRIOR: ParamSpec = ParamSpec {
+    key: "prior",
+    description: "Prior on the coefficients: normal (N(0, prior_scale²) each) or flat",
+    kind: ParamKind::Choice(&["normal", "flat"]),
+};
+const PRIOR_SCALE: ParamSpec = ParamSpec {
+    key: "prior_scale",
+    description: "Prior standard deviation of every coefficient, intercept included (> 0)",
+    kind: ParamKind::Real {
+        default: DEFAULT_PRIOR_SCALE,
+        min: 0.0,
+        max: f64::INFINITY,
+    },
+};
+const NOISE_SD: ParamSpec = ParamSpec {
+    key: "noise_sd",
+    description: "Known noise standard deviation σ (> 0)",
+    kind: ParamKind::Real {
+        default: linear::DEFAULT_NOISE_SD,
+        min: 0.0,
+        max: f64::INFINITY,
+    },
+};
 
 /// Every model, in display order.
-pub static MODELS: &[ModelInfo] = &[];
+pub static MODELS: &[ModelInfo] = &[
+    ModelInfo {
+        name: "logistic",
+        description: "Logistic regression, response 0/1",
+        regression: true,
+        params: &[PRIOR, PRIOR_SCALE],
+    },
+    ModelInfo {
+        name: "linear",
+        description: "Linear regression, Gaussian noise (known sd, or Gamma-prior precision `log_tau`)",
+        regression: true,
+        params: &[
+            ParamSpec {
+                key: "noise",
+                description: "known: noise_sd is fixed; gamma: precision τ ~ Gamma(shape, rate), sampled as log_tau",
+                kind: ParamKind::Choice(&["known", "gamma"]),
+            },
+            NOISE_SD,
+            ParamSpec {
+                key: "noise_prior_shape",
+                description: "Gamma prior shape of the noise precision τ (noise=gamma)",
+                kind: ParamKind::Real {
+                    default: linear::DEFAULT_NOISE_PRIOR_SHAPE,
+                    min: 0.0,
+                    max: f64::INFINITY,
+                },
+            },
+            ParamSpec {
+                key: "noise_prior_rate",
+                description: "Gamma prior rate of the noise precision τ (noise=gamma)",
+                kind: ParamKind::Real {
+                    default: linear::DEFAULT_NOISE_PRIOR_RATE,
+                    min: 0.0,
+                    max: f64::INFINITY,
+                },
+            },
+            PRIOR,
+            PRIOR_SCALE,
+        ],
+    },
+    ModelInfo {
+        name: "robust",
+        description: "Robust linear regression, Student-t noise with known scale",
+        regression: true,
+        params: &[
+            ParamSpec {
+                key: "nu",
+                description: "Degrees of freedom ν of the Student-t noise (> 0)",
+                kind: ParamKind::Real {
+                    default: 4.0,
+                    min: 0.0,
+                    max: f64::INFINITY,
+                },
+            },
+            ParamSpec {
+                key: "noise_sd",
+                description: "Scale of the Student-t noise (> 0)",
+                kind: ParamKind::Real {
+                    default: 1.0,
+                    min: 0.0,
+                    max: f64::INFINITY,
+                },
+            },
+            PRIOR,
+            PRIOR_SCALE,
+        ],
+    },
+    ModelInfo {
+        name: "poisson",
+        description: "Poisson regression with log link, response a count",
+        regression: true,
+        params: &[PRIOR, PRIOR_SCALE],
+    },
+    ModelInfo {
+        name: "gmm",
+        description: "Welling & Teh two-parameter Gaussian mixture (one column, bimodal posterior)",
+        regression: false,
+        params: &[
+            ParamSpec {
+                key: "prior_var_1",
+                description: "Prior variance of theta1",
+                kind: ParamKind::Real {
+                    default: gmm::DEFAULT_PRIOR_VAR_1,
+                    min: 0.0,
+                    max: f64::INFINITY,
+                },
+            },
+            ParamSpec {
+                key: "prior_var_2",
+                description: "Prior variance of theta2",
+                kind: ParamKind::Real {
+                    default: gmm::DEFAULT_PRIOR_VAR_2,
+                    min: 0.0,
+                    max: f64::INFINITY,
+                },
+            },
+            ParamSpec {
+                key: "noise_var",
+                description: "Variance σₓ² of each mixture component",
+                kind: ParamKind::Real {
+                    default: gmm::DEFAULT_NOISE_VAR,
+                    min: 0.0,
+                    max: f64::INFINITY,
+                },
+            },
+            ParamSpec {
+                key: "temperature",
+                description: "Likelihood temperature K ≥ 1 (log-likelihood divided by K)",
+                kind: ParamKind::Real {
+                    default: 1.0,
+                    min: 1.0,
+                    max: f64::INFINITY,
+                },
+            },
+        ],
+    },
+    ModelInfo {
+        name: "gaussian",
+        description: "Mean of dense Gaussian observations with known correlated covariance",
+        regression: false,
+        params: &[
+            ParamSpec {
+                key: "correlation",
+                description: "Correlation structure: equi (all pairs ρ) or ar1 (ρ^|j−k|)",
+                kind: ParamKind::Choice(&["equi", "ar1"]),
+            },
+            ParamSpec {
+                key: "rho",
+                description: "Correlation ρ of the observations",
+                kind: ParamKind::Real {
+                    default: gaussian::DEFAULT_RHO,
+                    min: -1.0,
+                    max: 1.0,
+                },
+            },
+            ParamSpec {
+                key: "sd",
+                description: "Marginal standard deviation of each coordinate",
+                kind: ParamKind::Real {
+                    default: gaussian::DEFAULT_SD,
+                    min: 0.0,
+                    max: f64::INFINITY,
+                },
+            },
+            PRIOR,
+            PRIOR_SCALE,
+        ],
+    },
+];
 
-/// Build model `name`.
+/// Models that are named in the design but not built yet.
+pub const NOT_YET_AVAILABLE: &[&str] = &["pmf", "lgssm", "sv", "garch"];
+
+/// The error for a model that is planned but not available yet.
+pub fn not_yet_available(name: &str) -> Error {
+    Error::setting(
+        "model",
+        alloc::format!("model `{name}` is not yet available"),
+    )
+}
+
+fn positive(settings: &Settings, key: &str, default: f64) -> Result<f64, Error> {
+    let v = settings.f64_or(key, default)?;
+    if v > 0.0 {
+        Ok(v)
+    } else {
+        Err(Error::setting(key, alloc::format!("{v} must be > 0")))
+    }
+}
+
+/// Error if `key` was given: it has no effect in the chosen configuration.
+fn reject(settings: &Settings, key: &str, why: &str) -> Result<(), Error> {
+    if settings.contains(key) {
+        Err(Error::setting(key, alloc::format!("has no effect {why}")))
+    } else {
+        Ok(())
+    }
+}
+
+/// The columns a regression reads: the response, then the features.
+fn regression_columns(table: &Table, spec: &DesignSpec) -> Vec<String> {
+    let mut cols = alloc::vec![spec.response.clone()];
+    match &spec.features {
+        Some(f) => cols.extend(f.iter().cloned()),
+        None => cols.extend(table.names.iter().filter(|c| **c != spec.response).cloned()),
+    }
+    cols
+}
+
+/// Every value of the named columns is finite (errors name the 1-based row and the column).
+fn check_finite(table: &Table, cols: &[String]) -> Result<(), Error> {
+    for c in cols {
+        let v = table.column(c)?;
+        if let Some(i) = v.iter().position(|x| !x.is_finite()) {
+            return Err(Error::InvalidData {
+                row: Some(i + 1),
+                column: Some(c.clone()),
+                msg: String::from("value is not finite"),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// A regression design with validated, finite data and at least one parameter.
+pub fn regression_design(table: &Table, spec: &DesignSpec) -> Result<Design, Error> {
+    check_finite(table, &regression_columns(table, spec))?;
+    let design = Design::from_table(table, spec)?;
+    if design.d == 0 {
+        return Err(Error::data(
+            "the model has no parameters: no feature columns and no intercept",
+        ));
+    }
+    Ok(design)
+}
+
+/// Every response is 0 or 1.
+fn check_binary(design: &Design, response: &str) -> Result<(), Error> {
+    if let Some(i) = design.y.iter().position(|&y| y != 0.0 && y != 1.0) {
+        return Err(Error::InvalidData {
+            row: Some(i + 1),
+            column: Some(response.into()),
+            msg: alloc::format!(
+                "logistic response must be 0 or 1, got {}",
+                design.y.get(i).copied().unwrap_or(f64::NAN)
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// Every response is a non-negative whole number.
+fn check_counts(design: &Design, response: &str) -> Result<(), Error> {
+    if let Some(i) = design
+        .y
+        .iter()
+        .position(|&y| !(y >= 0.0 && y == crate::math::floor(y)))
+    {
+        return Err(Error::InvalidData {
+            row: Some(i + 1),
+            column: Some(response.into()),
+            msg: alloc::format!(
+                "poisson response must be a non-negative whole number, got {}",
+                design.y.get(i).copied().unwrap_or(f64::NAN)
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// The column `gmm` reads: the response column if present, else `x`, else the only column.
+pub fn gmm_column<'a>(table: &'a Table, spec: &DesignSpec) -> Result<(&'a str, &'a [f64]), Error> {
+    let j = table
+        .column_index(&spec.response)
+        .or_else(|| table.column_index("x"))
+        .or(if table.names.len() == 1 {
+            Some(0)
+        } else {
+            None
+        });
+    match j {
+        Some(j) => match (table.names.get(j), table.columns.get(j)) {
+            (Some(name), Some(col)) => Ok((name.as_str(), col.as_slice())),
+            _ => Err(Error::data("the table has no columns")),
+        },
+        None => Err(Error::InvalidData {
+            row: None,
+            column: Some(spec.response.clone()),
+            msg: String::from("no such column in the data (gmm reads the response column or `x`)"),
+        }),
+    }
+}
+
+/// The `gaussian` model as its concrete type (for its closed-form
+/// [`posterior`](GaussianMean::posterior)): the feature columns (all columns except the response
+/// when no feature list is given) are the coordinates; settings `correlation`, `rho`, `sd`,
+/// `prior`, `prior_scale`.
+pub fn gaussian_from_table(
+    table: &Table,
+    design: &DesignSpec,
+    settings: &Settings,
+) -> Result<GaussianMean, Error> {
+    let prior = Prior::from_settings(settings)?;
+    let corr = match settings.choice("correlation", "equi", &["equi", "ar1"])? {
+        "ar1" => Correlation::Ar1,
+        _ => Correlation::Equi,
+    };
+    let rho = settings.f64_or("rho", gaussian::DEFAULT_RHO)?;
+    let sd = settings.f64_or("sd", gaussian::DEFAULT_SD)?;
+    let cols: Vec<String> = match &design.features {
+        Some(f) => f.clone(),
+        None => table
+            .names
+            .iter()
+            .filter(|c| **c != design.response)
+            .cloned()
+            .collect(),
+    };
+    if cols.is_empty() {
+        return Err(Error::data("the gaussian model needs at least one column"));
+    }
+    for (k, c) in cols.iter().enumerate() {
+        if cols[..k].contains(c) {
+            return Err(Error::InvalidData {
+                row: None,
+                column: Some(c.clone()),
+                msg: String::from("is listed twice"),
+            });
+        }
+    }
+    check_finite(table, &cols)?;
+    let dim = cols.len();
+    let cov = gaussian::covariance(dim, corr, rho, sd)?;
+    let mut data: Vec<&[f64]> = Vec::with_capacity(dim);
+    for c in &cols {
+        data.push(table.column(c)?);
+    }
+    let n = table.nrows();
+    let mut y = Vec::with_capacity(n * dim);
+    for i in 0..n {
+        for c in &data {
+            y.push(c.get(i).copied().unwrap_or(f64::NAN));
+        }
+    }
+    GaussianMean::new(y, dim, cols, cov, prior)
+}
+
+/// Build model `name` from `table`; model options come from `settings` (keys read are marked
+/// used). Planned models (`pmf`, `lgssm`, `sv`, `garch`) give a "not yet available" error; other
+/// unknown names give [`Error::Unknown`].
 pub fn build(
     name: &str,
-    _table: &Table,
-    _design: &DesignSpec,
-    _settings: &Settings,
+    table: &Table,
+    design: &DesignSpec,
+    settings: &Settings,
 ) -> Result<Arc<dyn DataModel>, Error> {
-    Err(Error::Unknown {
-        what: "model",
-        name: name.into(),
-    })
+    match name {
+        "logistic" => {
+            let prior = Prior::from_settings(settings)?;
+            let d = regression_design(table, design)?;
+            check_binary(&d, &design.response)?;
+            Ok(Arc::new(Glm::new(d, Logistic, prior)))
+        }
+        "poisson" => {
+            let prior = Prior::from_settings(settings)?;
+            let d = regression_design(table, design)?;
+            check_counts(&d, &design.response)?;
+            Ok(Arc::new(Glm::new(d, Poisson, prior)))
+        }
+        "linear" => {
+            let prior = Prior::from_settings(settings)?;
+            let noise = settings.choice("noise", "known", &["known", "gamma"])?;
+            let d = regression_design(table, design)?;
+            if noise == "gamma" {
+                reject(
+                    settings,
+                    "noise_sd",
+                    "with noise=gamma (the noise is sampled)",
+                )?;
+                let a = positive(
+                    settings,
+                    "noise_prior_shape",
+                    linear::DEFAULT_NOISE_PRIOR_SHAPE,
+                )?;
+                let b = positive(
+                    settings,
+                    "noise_prior_rate",
+                    linear::DEFAULT_NOISE_PRIOR_RATE,
+                )?;
+                Ok(Arc::new(LinearUnknownNoise::new(d, prior, a, b)?))
+            } else {
+                reject(settings, "noise_prior_shape", "with noise=known")?;
+                reject(settings, "noise_prior_rate", "with noise=known")?;
+                let sd = positive(settings, "noise_sd", linear::DEFAULT_NOISE_SD)?;
+                Ok(Arc::new(Glm::new(d, GaussianNoise { sd }, prior)))
+            }
+        }
+        "robust" => {
+            let prior = Prior::from_settings(settings)?;
+            let nu = positive(settings, "nu", 4.0)?;
+            let scale = positive(settings, "noise_sd", 1.0)?;
+            let d = regression_design(table, design)?;
+            Ok(Arc::new(Glm::new(d, StudentT { nu, scale }, prior)))
+        }
+        "gmm" => {
+            let v1 = positive(settings, "prior_var_1", gmm::DEFAULT_PRIOR_VAR_1)?;
+            let v2 = positive(settings, "prior_var_2", gmm::DEFAULT_PRIOR_VAR_2)?;
+            let nv = positive(settings, "noise_var", gmm::DEFAULT_NOISE_VAR)?;
+            let k = settings.f64_or("temperature", 1.0)?;
+            let (col, x) = gmm_column(table, design)?;
+            if let Some(i) = x.iter().position(|v| !v.is_finite()) {
+                return Err(Error::InvalidData {
+                    row: Some(i + 1),
+                    column: Some(col.into()),
+                    msg: String::from("value is not finite"),
+                });
+            }
+            Ok(Arc::new(Gmm::new(x.to_vec(), [v1, v2], nv, k)?))
+        }
+        "gaussian" => Ok(Arc::new(gaussian_from_table(table, design, settings)?)),
+        other if NOT_YET_AVAILABLE.contains(&other) => Err(not_yet_available(other)),
+        other => Err(Error::Unknown {
+            what: "model",
+            name: other.into(),
+        }),
+    }
 }

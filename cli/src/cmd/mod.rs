@@ -1,0 +1,146 @@
+//! The subcommands, and the one error type they return.
+
+pub mod diag_placeholder;
+pub mod list;
+pub mod repro;
+pub mod run;
+pub mod simulate;
+
+use tallmc_cli::csvdata::RowLines;
+use tallmc_core::registry;
+use tallmc_core::Error;
+
+/// A failure to report: one line on stderr and an exit code.
+#[derive(Debug)]
+pub struct CliError {
+    /// The message, without the leading `error: `.
+    pub msg: String,
+    /// 2 for bad input, 1 for internal failures.
+    pub code: u8,
+}
+
+impl CliError {
+    /// Bad input (exit code 2).
+    pub fn input(msg: impl Into<String>) -> Self {
+        CliError {
+            msg: msg.into(),
+            code: 2,
+        }
+    }
+    /// An internal failure (exit code 1).
+    pub fn internal(msg: impl Into<String>) -> Self {
+        CliError {
+            msg: msg.into(),
+            code: 1,
+        }
+    }
+}
+
+/// What a core error refers to, so its message can name the file, line and option.
+#[derive(Default)]
+pub struct ErrorContext<'a> {
+    /// The data file as the user named it.
+    pub data: Option<&'a str>,
+    /// Line of every data row, for errors that name a row.
+    pub lines: Option<&'a RowLines>,
+    /// The command's own option for `Unknown { what: "model" }` etc.
+    pub model: Option<&'a str>,
+    /// The sampler name.
+    pub sampler: Option<&'a str>,
+}
+
+impl ErrorContext<'_> {
+    /// A core error as one line naming what the user has to change. Every core error comes from
+    /// user input (data or settings), so all of them exit with code 2.
+    pub fn describe(&self, e: &Error) -> CliError {
+        let msg = match e {
+            Error::InvalidSetting { key, msg } => format!("--set {key}: {msg}"),
+            Error::UnknownSetting { key } => {
+                let mut owners = Vec::new();
+                if let Some(m) = self.model {
+                    owners.push(format!("model `{m}`"));
+                }
+                if let Some(s) = self.sampler {
+                    owners.push(format!("sampler `{s}`"));
+                }
+                let owners = if owners.is_empty() {
+                    String::from("this command")
+                } else {
+                    owners.join(" and ")
+                };
+                format!(
+                    "--set {key}: unknown option `{key}` ({owners} take no such setting; \
+                     see `tallmc models` and `tallmc samplers`)"
+                )
+            }
+            Error::Unknown { what, name } => unknown(what, name),
+            Error::InvalidData { row, column, msg } => {
+                let mut s = String::new();
+                if let Some(f) = self.data {
+                    s.push_str(f);
+                    s.push_str(": ");
+                }
+                match (row, column) {
+                    (Some(r), c) => {
+                        let line = self.lines.map_or(*r as u64 + 1, |l| l.line_of_row(*r));
+                        s.push_str(&format!("line {line}"));
+                        if let Some(c) = c {
+                            s.push_str(&format!(", column \"{c}\""));
+                        }
+                        s.push_str(": ");
+                    }
+                    (None, Some(c)) => s.push_str(&format!("column \"{c}\": ")),
+                    (None, None) => {}
+                }
+                s.push_str(msg);
+                s
+            }
+            other => match self.data {
+                Some(f) => format!("{f}: {other}"),
+                None => other.to_string(),
+            },
+        };
+        CliError::input(msg)
+    }
+}
+
+/// `unknown model `x` (available: ...)`.
+pub fn unknown(what: &str, name: &str) -> String {
+    let names: Vec<&str> = match what {
+        "model" => registry::models().iter().map(|m| m.name).collect(),
+        "sampler" => registry::samplers().iter().map(|s| s.name).collect(),
+        _ => Vec::new(),
+    };
+    if names.is_empty() {
+        format!("unknown {what} `{name}` (none available in this build)")
+    } else {
+        format!("unknown {what} `{name}` (available: {})", names.join(", "))
+    }
+}
+
+/// Parse repeated `--set key=value` options.
+pub fn settings_from(pairs: &[String]) -> Result<tallmc_core::settings::Settings, CliError> {
+    let mut s = tallmc_core::settings::Settings::new();
+    for p in pairs {
+        s.insert_pair(p)
+            .map_err(|_| CliError::input(format!("--set {p}: expected key=value")))?;
+    }
+    Ok(s)
+}
+
+/// An I/O error without the `(os error 2)` noise.
+pub fn io_msg(e: &std::io::Error) -> String {
+    use std::io::ErrorKind;
+    match e.kind() {
+        ErrorKind::NotFound => "no such file or directory".into(),
+        ErrorKind::PermissionDenied => "permission denied".into(),
+        ErrorKind::IsADirectory => "is a directory".into(),
+        _ => {
+            let s = e.to_string();
+            match s.find(" (os error") {
+                Some(k) => s[..k].to_string(),
+                None => s,
+            }
+        }
+    }
+}

@@ -1,0 +1,665 @@
+//! `tallmc run`: chains on threads over a CSV data set, then draws.csv, summary.csv, stats.csv
+//! and run.json in the output directory.
+//!
+//! Chain c uses the stream `chain_rng(seed, c)` both to build (its starting point) and to step,
+//! so the same seed gives the same draws whatever the thread scheduling.
+
+use super::diag_placeholder as diag;
+use super::{io_msg, settings_from, unknown, CliError, ErrorContext};
+use clap::Args;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use serde_json::json;
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+use tallmc_cli::csvdata::{parse_csv_located, push_f64, push_field, write_header};
+use tallmc_core::chain::{run_chain, Chain, Cost, Phase};
+use tallmc_core::data::DesignSpec;
+use tallmc_core::kernel::StepInfo;
+use tallmc_core::model::DataModel;
+use tallmc_core::registry::{self, ChainConfig, ParamKind, ParamSpec};
+use tallmc_core::rng::{chain_rng, ChainRng};
+use tallmc_core::settings::Settings;
+
+/// Arguments of `tallmc run`.
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// CSV data file with a header row.
+    #[arg(long, value_name = "FILE")]
+    pub data: PathBuf,
+    /// Model (see `tallmc models`).
+    #[arg(long)]
+    pub model: String,
+    /// Response column (required by regression models).
+    #[arg(long, value_name = "COLUMN")]
+    pub response: Option<String>,
+    /// Sampler (see `tallmc samplers`).
+    #[arg(long)]
+    pub sampler: String,
+    /// Number of chains, each on its own thread.
+    #[arg(long, default_value_t = 4)]
+    pub chains: usize,
+    /// Warm-up (adaptation) iterations per chain, discarded.
+    #[arg(long, default_value_t = 1000)]
+    pub warmup: usize,
+    /// Kept draws per chain.
+    #[arg(long, default_value_t = 1000)]
+    pub draws: usize,
+    /// Seed; chain c uses stream (seed, c).
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Model or sampler setting, repeatable (see `tallmc models`, `tallmc samplers`).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+    /// Centre and scale every feature to mean 0, sd 1.
+    #[arg(long)]
+    pub standardize: bool,
+    /// Do not add an intercept column.
+    #[arg(long)]
+    pub no_intercept: bool,
+    /// Feature columns to use, comma-separated (default: every column except the response).
+    #[arg(long, value_delimiter = ',', value_name = "A,B,...")]
+    pub features: Option<Vec<String>>,
+    /// Output directory (created if missing).
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+}
+
+/// Upper bound on `--chains`: one thread each.
+const MAX_CHAINS: usize = 1024;
+
+/// Everything one chain produced.
+struct ChainOutput {
+    /// `draws[j][k]`: parameter j at kept draw k.
+    draws: Vec<Vec<f64>>,
+    signs: Vec<f64>,
+    stats: Vec<StepInfo>,
+    sampling: Cost,
+    warmup: Cost,
+    setup: Cost,
+    /// Seconds: building the chain, warm-up, sampling.
+    t_setup: f64,
+    t_warmup: f64,
+    t_sampling: f64,
+}
+
+/// `tallmc run`.
+pub fn run(a: &RunArgs) -> Result<(), CliError> {
+    let t0 = Instant::now();
+    let settings = settings_from(&a.set)?;
+    if a.chains == 0 || a.chains > MAX_CHAINS {
+        return Err(CliError::input(format!(
+            "--chains: {} is outside [1, {MAX_CHAINS}]",
+            a.chains
+        )));
+    }
+    if a.draws == 0 {
+        return Err(CliError::input("--draws: must be at least 1"));
+    }
+    if a.draws.checked_add(a.warmup).is_none() {
+        return Err(CliError::input("--warmup: too large"));
+    }
+
+    // Data first: its errors name the file, line and column.
+    let data_name = a.data.display().to_string();
+    let bytes = std::fs::read(&a.data).map_err(|e| {
+        CliError::input(format!("cannot read data file {data_name}: {}", io_msg(&e)))
+    })?;
+    let (table, lines) =
+        parse_csv_located(&bytes, &data_name).map_err(|e| CliError::input(e.to_string()))?;
+    drop(bytes);
+    let columns = || table.names.join(", ");
+    if let Some(r) = &a.response {
+        if table.column_index(r).is_none() {
+            return Err(CliError::input(format!(
+                "{data_name}: no column \"{r}\" for --response (columns: {})",
+                columns()
+            )));
+        }
+    }
+    if let Some(fs) = &a.features {
+        for (k, f) in fs.iter().enumerate() {
+            if table.column_index(f).is_none() {
+                return Err(CliError::input(format!(
+                    "{data_name}: no column \"{f}\" for --features (columns: {})",
+                    columns()
+                )));
+            }
+            if fs[..k].contains(f) {
+                return Err(CliError::input(format!(
+                    "--features: \"{f}\" is listed twice"
+                )));
+            }
+            if a.response.as_ref() == Some(f) {
+                return Err(CliError::input(format!(
+                    "--features: \"{f}\" is the response column"
+                )));
+            }
+        }
+    }
+
+    // Names.
+    let model_info = registry::models()
+        .iter()
+        .find(|m| m.name == a.model)
+        .ok_or_else(|| CliError::input(unknown("model", &a.model)))?;
+    let sampler_info = registry::sampler(&a.sampler)
+        .map_err(|_| CliError::input(unknown("sampler", &a.sampler)))?;
+    if !sampler_info.models.is_empty() && !sampler_info.models.contains(&model_info.name) {
+        return Err(CliError::input(format!(
+            "sampler `{}` does not support model `{}` (it supports: {})",
+            sampler_info.name,
+            model_info.name,
+            sampler_info.models.join(", ")
+        )));
+    }
+    if model_info.regression && a.response.is_none() {
+        return Err(CliError::input(format!(
+            "--response COLUMN is required for model `{}`",
+            model_info.name
+        )));
+    }
+
+    let ctx = ErrorContext {
+        data: Some(&data_name),
+        lines: Some(&lines),
+        model: Some(&a.model),
+        sampler: Some(&a.sampler),
+    };
+    let spec = DesignSpec {
+        response: a.response.clone().unwrap_or_default(),
+        features: a.features.clone(),
+        intercept: !a.no_intercept,
+        standardize: a.standardize,
+    };
+    let model =
+        registry::build_model(&a.model, &table, &spec, &settings).map_err(|e| ctx.describe(&e))?;
+    let n = model.n();
+    drop(table);
+
+    // Chain 0 is built here: it validates the sampler settings before any thread starts.
+    let t_build = Instant::now();
+    let mut rng0 = chain_rng(a.seed, 0);
+    let config = ChainConfig {
+        sampler: &a.sampler,
+        warmup: a.warmup,
+        settings: &settings,
+    };
+    let chain0 =
+        registry::build_chain(&config, model.clone(), &mut rng0).map_err(|e| ctx.describe(&e))?;
+    let t_setup0 = t_build.elapsed().as_secs_f64();
+    settings.check_all_used().map_err(|e| ctx.describe(&e))?;
+    let param_names = chain0.param_names();
+    let extra_names: Vec<&'static str> = chain0.extra_names().into_iter().take(4).collect();
+    let signed = chain0.signed();
+    let exact = chain0.exact();
+
+    std::fs::create_dir_all(&a.out)
+        .map_err(|e| CliError::input(format!("--out {}: {}", a.out.display(), io_msg(&e))))?;
+
+    // Sampling.
+    let total_iters = (a.chains * (a.warmup + a.draws)) as u64;
+    let bar = progress_bar(total_iters);
+    let t_run = Instant::now();
+    let mut first = Some((chain0, rng0, t_setup0));
+    let outputs: Vec<Result<ChainOutput, CliError>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..a.chains)
+            .map(|c| {
+                let prebuilt = if c == 0 { first.take() } else { None };
+                let settings = settings.clone();
+                let model = model.clone();
+                let bar = bar.clone();
+                let sampler = a.sampler.as_str();
+                let (warmup, draws, seed) = (a.warmup, a.draws, a.seed);
+                scope.spawn(move || {
+                    let (mut chain, mut rng, t_setup) = match prebuilt {
+                        Some(p) => p,
+                        None => {
+                            let t = Instant::now();
+                            let mut rng = chain_rng(seed, c as u64);
+                            let config = ChainConfig {
+                                sampler,
+                                warmup,
+                                settings: &settings,
+                            };
+                            let chain = registry::build_chain(&config, model, &mut rng)
+                                .map_err(|e| CliError::input(format!("chain {c}: {e}")))?;
+                            (chain, rng, t.elapsed().as_secs_f64())
+                        }
+                    };
+                    Ok(run_one(chain.as_mut(), &mut rng, draws, t_setup, &bar))
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .enumerate()
+            .map(|(c, h)| {
+                h.join().unwrap_or_else(|_| {
+                    Err(CliError::internal(format!(
+                        "chain {c} stopped by an internal error (reported above)"
+                    )))
+                })
+            })
+            .collect()
+    });
+    bar.finish_and_clear();
+    let wall_sampling = t_run.elapsed().as_secs_f64();
+    let outputs: Vec<ChainOutput> = outputs.into_iter().collect::<Result<_, _>>()?;
+
+    // Output files.
+    let out = &a.out;
+    write_draws(out, &param_names, signed, &outputs)?;
+    let summaries = write_summary(out, &param_names, signed, &outputs)?;
+    write_stats(out, &extra_names, &outputs)?;
+    let wall_total = t0.elapsed().as_secs_f64();
+    let report = RunReport {
+        a,
+        settings: &settings,
+        model_info_params: model_info.params,
+        sampler_info_params: sampler_info.params,
+        model: model.as_ref(),
+        n,
+        param_names: &param_names,
+        signed,
+        exact,
+        outputs: &outputs,
+        summaries: &summaries,
+        wall_sampling,
+        wall_total,
+    };
+    write_run_json(out, &report)?;
+    Ok(())
+}
+
+fn progress_bar(total: u64) -> ProgressBar {
+    if !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
+    if let Ok(style) = ProgressStyle::with_template(
+        "{elapsed_precise} [{bar:40}] {pos}/{len} iterations, {per_sec}, eta {eta}",
+    ) {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    bar
+}
+
+/// Drive one chain, keeping post-warm-up draws and step records.
+fn run_one(
+    chain: &mut dyn Chain,
+    rng: &mut ChainRng,
+    draws: usize,
+    t_setup: f64,
+    bar: &ProgressBar,
+) -> ChainOutput {
+    let d = chain.dim();
+    let setup = chain.setup_cost();
+    let total = (chain.warmup() + draws) as u64;
+    // Touch the shared bar about 200 times per chain, not every iteration.
+    let stride = (total / 200).max(1);
+    let mut pending = 0u64;
+    let mut out_draws = vec![Vec::with_capacity(draws); d];
+    let mut signs = Vec::with_capacity(draws);
+    let mut stats = Vec::with_capacity(draws);
+    let t_start = Instant::now();
+    let mut t_warm_end: Option<Instant> = None;
+    let (sampling, warmup) = run_chain(chain, rng, draws, |phase, _k, theta, info| {
+        if phase == Phase::Sampling {
+            if t_warm_end.is_none() {
+                t_warm_end = Some(Instant::now());
+            }
+            for (col, &v) in out_draws.iter_mut().zip(theta) {
+                col.push(v);
+            }
+            signs.push(info.sign);
+            stats.push(*info);
+        }
+        pending += 1;
+        if pending >= stride {
+            bar.inc(pending);
+            pending = 0;
+        }
+    });
+    bar.inc(pending);
+    let t_end = Instant::now();
+    let t_warm_end = t_warm_end.unwrap_or(t_end);
+    ChainOutput {
+        draws: out_draws,
+        signs,
+        stats,
+        sampling,
+        warmup,
+        setup,
+        t_setup,
+        t_warmup: t_warm_end.duration_since(t_start).as_secs_f64(),
+        t_sampling: t_end.duration_since(t_warm_end).as_secs_f64(),
+    }
+}
+
+fn create(path: &Path) -> Result<std::io::BufWriter<std::fs::File>, CliError> {
+    std::fs::File::create(path)
+        .map(|f| std::io::BufWriter::with_capacity(1 << 16, f))
+        .map_err(|e| CliError::input(format!("--out {}: {}", path.display(), io_msg(&e))))
+}
+
+fn write_err(path: &Path) -> impl Fn(std::io::Error) -> CliError + '_ {
+    move |e| CliError::input(format!("cannot write {}: {}", path.display(), io_msg(&e)))
+}
+
+/// `draws.csv`: chain, draw, every parameter, then `sign` for signed samplers.
+fn write_draws(
+    dir: &Path,
+    names: &[String],
+    signed: bool,
+    outputs: &[ChainOutput],
+) -> Result<(), CliError> {
+    let path = dir.join("draws.csv");
+    let mut w = create(&path)?;
+    let mut header: Vec<&str> = vec!["chain", "draw"];
+    header.extend(names.iter().map(|s| s.as_str()));
+    if signed {
+        header.push("sign");
+    }
+    write_header(&mut w, &header).map_err(write_err(&path))?;
+    let mut line = String::new();
+    for (c, o) in outputs.iter().enumerate() {
+        for k in 0..o.signs.len() {
+            line.clear();
+            line.push_str(&format!("{c},{k}"));
+            for col in &o.draws {
+                line.push(',');
+                push_f64(&mut line, col[k]);
+            }
+            if signed {
+                line.push(',');
+                push_f64(&mut line, o.signs[k]);
+            }
+            line.push('\n');
+            w.write_all(line.as_bytes()).map_err(write_err(&path))?;
+        }
+    }
+    w.flush().map_err(write_err(&path))
+}
+
+/// `summary.csv`: one row per parameter.
+fn write_summary(
+    dir: &Path,
+    names: &[String],
+    signed: bool,
+    outputs: &[ChainOutput],
+) -> Result<Vec<diag::Summary>, CliError> {
+    let path = dir.join("summary.csv");
+    let mut w = create(&path)?;
+    write_header(
+        &mut w,
+        &[
+            "param",
+            "mean",
+            "sd",
+            "q5",
+            "q50",
+            "q95",
+            "mcse_mean",
+            "ess_bulk",
+            "ess_tail",
+            "rhat",
+        ],
+    )
+    .map_err(write_err(&path))?;
+    let signs: Vec<&[f64]> = outputs.iter().map(|o| o.signs.as_slice()).collect();
+    let mut all = Vec::with_capacity(names.len());
+    for (j, name) in names.iter().enumerate() {
+        let chains: Vec<&[f64]> = outputs.iter().map(|o| o.draws[j].as_slice()).collect();
+        let s = if signed {
+            diag::summarize_signed(&chains, &signs)
+        } else {
+            diag::summarize(&chains)
+        };
+        let mut line = String::new();
+        push_field(&mut line, name);
+        for v in [
+            s.mean,
+            s.sd,
+            s.q5,
+            s.q50,
+            s.q95,
+            s.mcse_mean,
+            s.ess_bulk,
+            s.ess_tail,
+            s.rhat,
+        ] {
+            line.push(',');
+            push_f64(&mut line, v);
+        }
+        line.push('\n');
+        w.write_all(line.as_bytes()).map_err(write_err(&path))?;
+        all.push(s);
+    }
+    w.flush().map_err(write_err(&path))?;
+    Ok(all)
+}
+
+/// `stats.csv`: one row per kept draw.
+fn write_stats(dir: &Path, extras: &[&str], outputs: &[ChainOutput]) -> Result<(), CliError> {
+    let path = dir.join("stats.csv");
+    let mut w = create(&path)?;
+    let mut header = vec![
+        "chain",
+        "draw",
+        "accept_prob",
+        "divergent",
+        "lik_evals",
+        "grad_evals",
+        "n_leapfrog",
+        "step_size",
+        "energy",
+    ];
+    header.extend_from_slice(extras);
+    write_header(&mut w, &header).map_err(write_err(&path))?;
+    let mut line = String::new();
+    for (c, o) in outputs.iter().enumerate() {
+        for (k, s) in o.stats.iter().enumerate() {
+            line.clear();
+            line.push_str(&format!("{c},{k},"));
+            push_f64(&mut line, s.accept_prob);
+            line.push_str(&format!(
+                ",{},{},{},{},",
+                u8::from(s.divergent),
+                s.lik_evals,
+                s.grad_evals,
+                s.n_leapfrog
+            ));
+            push_f64(&mut line, s.step_size);
+            line.push(',');
+            push_f64(&mut line, s.energy);
+            for e in s.extra.iter().take(extras.len()) {
+                line.push(',');
+                push_f64(&mut line, *e);
+            }
+            line.push('\n');
+            w.write_all(line.as_bytes()).map_err(write_err(&path))?;
+        }
+    }
+    w.flush().map_err(write_err(&path))
+}
+
+/// What run.json reports.
+struct RunReport<'a> {
+    a: &'a RunArgs,
+    settings: &'a Settings,
+    model_info_params: &'static [ParamSpec],
+    sampler_info_params: &'static [ParamSpec],
+    model: &'a dyn DataModel,
+    n: usize,
+    param_names: &'a [String],
+    signed: bool,
+    exact: bool,
+    outputs: &'a [ChainOutput],
+    summaries: &'a [diag::Summary],
+    wall_sampling: f64,
+    wall_total: f64,
+}
+
+/// Every schema parameter with the value in force: the user's, or the default (`auto` when the
+/// sampler chooses it).
+fn resolved(
+    params: &[ParamSpec],
+    settings: &Settings,
+) -> serde_json::Map<String, serde_json::Value> {
+    let given: std::collections::BTreeMap<&str, &str> = settings.iter().collect();
+    let mut m = serde_json::Map::new();
+    for p in params {
+        let v = match given.get(p.key) {
+            Some(v) => json!(v),
+            None => match p.kind {
+                ParamKind::Real { default, .. } if default.is_nan() => json!("auto"),
+                ParamKind::Real { default, .. } => json!(default),
+                ParamKind::Int { default, min, .. } if default == 0 && min > 0 => json!("auto"),
+                ParamKind::Int { default, .. } => json!(default),
+                ParamKind::Choice(words) => json!(words.first().copied().unwrap_or("")),
+                ParamKind::Bool(b) => json!(b),
+            },
+        };
+        m.insert(p.key.to_string(), v);
+    }
+    m
+}
+
+/// A finite number, or null (JSON has no NaN or infinity).
+fn num(x: f64) -> serde_json::Value {
+    if x.is_finite() {
+        json!(x)
+    } else {
+        serde_json::Value::Null
+    }
+}
+
+fn write_run_json(dir: &Path, r: &RunReport<'_>) -> Result<(), CliError> {
+    let a = r.a;
+    let n = r.n;
+    let mut samp = Cost::default();
+    let mut warm = Cost::default();
+    let mut setup = Cost::default();
+    let mut divergences = 0u64;
+    let mut accept = 0.0;
+    let mut kept = 0usize;
+    for o in r.outputs {
+        samp.lik_evals += o.sampling.lik_evals;
+        samp.grad_evals += o.sampling.grad_evals;
+        warm.lik_evals += o.warmup.lik_evals;
+        warm.grad_evals += o.warmup.grad_evals;
+        setup.lik_evals += o.setup.lik_evals;
+        setup.grad_evals += o.setup.grad_evals;
+        divergences += o.stats.iter().filter(|s| s.divergent).count() as u64;
+        accept += o.stats.iter().map(|s| s.accept_prob).sum::<f64>();
+        kept += o.stats.len();
+    }
+    let total = Cost {
+        lik_evals: samp.lik_evals + warm.lik_evals + setup.lik_evals,
+        grad_evals: samp.grad_evals + warm.grad_evals + setup.grad_evals,
+    };
+    let min_of = |f: fn(&diag::Summary) -> f64| {
+        r.summaries.iter().map(f).fold(
+            f64::INFINITY,
+            |m, v| if v.is_nan() { f64::NAN } else { m.min(v) },
+        )
+    };
+    let min_bulk = min_of(|s| s.ess_bulk);
+    let min_tail = min_of(|s| s.ess_tail);
+    let max_rhat = r
+        .summaries
+        .iter()
+        .map(|s| s.rhat)
+        .fold(f64::NEG_INFINITY, f64::max);
+    let t_sampling = r.outputs.iter().map(|o| o.t_sampling).fold(0.0, f64::max);
+    let per = |ess: f64, work: f64| if work > 0.0 { ess / work } else { f64::NAN };
+    let per_iter_passes = samp.full_passes(n) / kept.max(1) as f64;
+
+    let mut settings = serde_json::Map::new();
+    for (k, v) in r.settings.iter() {
+        settings.insert(k.to_string(), json!(v));
+    }
+    let chains: Vec<serde_json::Value> = r
+        .outputs
+        .iter()
+        .enumerate()
+        .map(|(c, o)| {
+            json!({
+                "chain": c,
+                "setup_seconds": o.t_setup,
+                "warmup_seconds": o.t_warmup,
+                "sampling_seconds": o.t_sampling,
+                "lik_evals": {"setup": o.setup.lik_evals, "warmup": o.warmup.lik_evals, "sampling": o.sampling.lik_evals},
+                "grad_evals": {"setup": o.setup.grad_evals, "warmup": o.warmup.grad_evals, "sampling": o.sampling.grad_evals},
+                "divergences": o.stats.iter().filter(|s| s.divergent).count(),
+                "mean_accept_prob": num(o.stats.iter().map(|s| s.accept_prob).sum::<f64>() / o.stats.len().max(1) as f64),
+            })
+        })
+        .collect();
+    let doc = json!({
+        "tallmc_version": env!("CARGO_PKG_VERSION"),
+        "config": {
+            "data": a.data.display().to_string(),
+            "model": a.model,
+            "response": a.response,
+            "features": a.features,
+            "intercept": !a.no_intercept,
+            "standardize": a.standardize,
+            "sampler": a.sampler,
+            "chains": a.chains,
+            "warmup": a.warmup,
+            "draws": a.draws,
+            "seed": a.seed,
+            "out": a.out.display().to_string(),
+            "settings": settings,
+            "model_settings": resolved(r.model_info_params, r.settings),
+            "sampler_settings": resolved(r.sampler_info_params, r.settings),
+        },
+        "data": {"n": n, "d": r.model.dim()},
+        "params": r.param_names,
+        "sampler": {"exact": r.exact, "signed": r.signed},
+        "wall_time_seconds": {
+            "total": r.wall_total,
+            "chains": r.wall_sampling,
+            "sampling_max_over_chains": t_sampling,
+        },
+        "lik_evals": {"setup": setup.lik_evals, "warmup": warm.lik_evals, "sampling": samp.lik_evals, "total": total.lik_evals},
+        "grad_evals": {"setup": setup.grad_evals, "warmup": warm.grad_evals, "sampling": samp.grad_evals, "total": total.grad_evals},
+        "full_data_passes": {
+            "setup": setup.full_passes(n),
+            "warmup": warm.full_passes(n),
+            "sampling": samp.full_passes(n),
+            "total": total.full_passes(n),
+        },
+        "data_fraction_per_iteration": num(per_iter_passes),
+        "divergences": divergences,
+        "mean_accept_prob": num(accept / kept.max(1) as f64),
+        "min_ess_bulk": num(min_bulk),
+        "min_ess_tail": num(min_tail),
+        "max_rhat": num(max_rhat),
+        "ess_per_second": num(per(min_bulk, t_sampling)),
+        "ess_per_second_total": num(per(min_bulk, r.wall_sampling)),
+        "ess_per_1000_grad_evals": num(per(min_bulk, samp.grad_evals as f64 / 1000.0)),
+        "ess_per_1000_grad_evals_total": num(per(min_bulk, total.grad_evals as f64 / 1000.0)),
+        "ess_per_1000_lik_evals": num(per(min_bulk, samp.lik_evals as f64 / 1000.0)),
+        "ess_per_full_data_pass": num(per(min_bulk, samp.full_passes(n))),
+        "ess_per_full_data_pass_total": num(per(min_bulk, total.full_passes(n))),
+        "definitions": {
+            "ess": "minimum over parameters of the bulk ESS of the kept draws",
+            "ess_per_second": "ESS / sampling-phase seconds (slowest chain; chains run in parallel)",
+            "ess_per_second_total": "ESS / wall seconds of setup, warm-up and sampling of all chains",
+            "ess_per_1000_grad_evals": "ESS per 1000 per-datum gradient evaluations of the sampling phase, all chains",
+            "_total": "counts setup (mode finding, centring) and warm-up as well",
+            "full_data_passes": "max(lik_evals, grad_evals) / n",
+            "data_fraction_per_iteration": "sampling-phase full-data passes per kept iteration",
+        },
+        "chain_details": chains,
+    });
+    let path = dir.join("run.json");
+    let mut w = create(&path)?;
+    serde_json::to_writer_pretty(&mut w, &doc)
+        .map_err(|e| CliError::input(format!("cannot write {}: {e}", path.display())))?;
+    w.write_all(b"\n").map_err(write_err(&path))?;
+    w.flush().map_err(write_err(&path))
+}

@@ -1,0 +1,608 @@
+//! CSV in and out: a numeric table with a header row, parsed strictly so that every problem is
+//! reported with the file, the line (1-based, as a text editor shows it; the header is line 1)
+//! and the column name.
+//!
+//! Shared by the command-line tool and the browser bindings, so it uses no threads, no clocks and
+//! no file system: it parses bytes and writes into any [`std::io::Write`].
+
+use std::fmt;
+use std::io::{self, Write};
+use tallmc_core::data::Table;
+
+/// What is wrong with a CSV file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CsvErrorKind {
+    /// The file has no header row (no bytes, or only blank lines).
+    Empty,
+    /// A header row but no data rows.
+    NoDataRows,
+    /// Every header cell is a number: the file most likely lacks its header row.
+    HeaderLooksNumeric {
+        /// The first header cell.
+        first: String,
+    },
+    /// A header cell is empty.
+    EmptyColumnName {
+        /// 1-based column position.
+        position: usize,
+    },
+    /// Two header cells have the same name.
+    DuplicateColumn {
+        /// 1-based position of the first occurrence.
+        first_position: usize,
+    },
+    /// A data row with a different number of fields than the header.
+    Ragged {
+        /// Fields in the header.
+        expected: usize,
+        /// Fields in this row.
+        got: usize,
+    },
+    /// An empty cell (a missing value).
+    EmptyCell,
+    /// A cell that does not parse as a number.
+    NotANumber {
+        /// The cell's text.
+        value: String,
+    },
+    /// A cell that parses as NaN or ±infinity.
+    NotFinite {
+        /// The cell's text.
+        value: String,
+    },
+    /// Bytes that are not valid UTF-8 text.
+    NotUtf8,
+    /// Anything else the CSV reader reports (malformed quoting, I/O).
+    Malformed(String),
+}
+
+/// A CSV problem, located in the file. Displays as one line, for example
+/// `data.csv: line 7, column "x2": "abc" is not a number`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CsvError {
+    /// The file name as given by the caller.
+    pub source: String,
+    /// 1-based line in the file (header = line 1), when the problem is on one line.
+    pub line: Option<u64>,
+    /// The column's name (or, for an unnamed column, its 1-based position as text).
+    pub column: Option<String>,
+    /// What is wrong.
+    pub kind: CsvErrorKind,
+}
+
+impl fmt::Display for CsvError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.source)?;
+        match (&self.line, &self.column) {
+            (Some(l), Some(c)) => write!(f, ": line {l}, column \"{c}\"")?,
+            (Some(l), None) => write!(f, ": line {l}")?,
+            (None, Some(c)) => write!(f, ": column \"{c}\"")?,
+            (None, None) => {}
+        }
+        f.write_str(": ")?;
+        match &self.kind {
+            CsvErrorKind::Empty => {
+                f.write_str("the file is empty (expected a header row naming the columns)")
+            }
+            CsvErrorKind::NoDataRows => f.write_str("no data rows after the header"),
+            CsvErrorKind::HeaderLooksNumeric { first } => write!(
+                f,
+                "the header row is all numbers (first cell \"{first}\"); \
+                 the first line must name the columns"
+            ),
+            CsvErrorKind::EmptyColumnName { position } => {
+                write!(f, "column {position} of the header has no name")
+            }
+            CsvErrorKind::DuplicateColumn { first_position } => write!(
+                f,
+                "duplicate column name (same as column {first_position} of the header)"
+            ),
+            CsvErrorKind::Ragged { expected, got } => write!(
+                f,
+                "{got} field{} but the header has {expected}",
+                if *got == 1 { "" } else { "s" }
+            ),
+            CsvErrorKind::EmptyCell => f.write_str("empty cell (missing values are not supported)"),
+            CsvErrorKind::NotANumber { value } => write!(f, "\"{value}\" is not a number"),
+            CsvErrorKind::NotFinite { value } => {
+                write!(
+                    f,
+                    "\"{value}\" is not a finite number (NaN and infinities are not allowed)"
+                )
+            }
+            CsvErrorKind::NotUtf8 => f.write_str("not valid UTF-8 text"),
+            CsvErrorKind::Malformed(m) => f.write_str(m),
+        }
+    }
+}
+
+impl std::error::Error for CsvError {}
+
+/// Where each data row starts in the file, so that a problem found later (by a model checking
+/// its response, say) can still be reported by line.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RowLines {
+    /// `lines[r]` is the 1-based line of data row r (0-based). Empty when every data row r sits
+    /// on line r + 2 (no blank lines, no quoted line breaks), the common case.
+    lines: Vec<u64>,
+}
+
+impl RowLines {
+    /// The 1-based file line of 1-based data row `row` (the numbering of
+    /// [`tallmc_core::Error::InvalidData`]).
+    pub fn line_of_row(&self, row: usize) -> u64 {
+        match row.checked_sub(1).and_then(|r| self.lines.get(r)) {
+            Some(&l) => l,
+            None => row as u64 + 1,
+        }
+    }
+}
+
+fn err(source: &str, line: Option<u64>, column: Option<String>, kind: CsvErrorKind) -> CsvError {
+    CsvError {
+        source: source.to_string(),
+        line,
+        column,
+        kind,
+    }
+}
+
+/// Parse a numeric CSV with a header row into a [`Table`]. `source_name` names the file in errors.
+///
+/// Rules: the first non-blank line names the columns (names unique and non-empty); every later
+/// non-blank line has exactly one field per column, and every cell is a finite decimal number
+/// (surrounding spaces and quotes are allowed). At least one data row is required. A UTF-8 byte
+/// order mark is ignored.
+pub fn parse_csv(bytes: &[u8], source_name: &str) -> Result<Table, CsvError> {
+    parse_csv_located(bytes, source_name).map(|(t, _)| t)
+}
+
+/// [`parse_csv`], also returning the file line of every data row.
+pub fn parse_csv_located(bytes: &[u8], source_name: &str) -> Result<(Table, RowLines), CsvError> {
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    let mut rdr = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .trim(csv::Trim::All)
+        .from_reader(bytes);
+    let mut rec = csv::ByteRecord::new();
+    let located = |e: csv::Error| {
+        let line = e.position().map(|p| p.line());
+        err(
+            source_name,
+            line,
+            None,
+            CsvErrorKind::Malformed(e.to_string()),
+        )
+    };
+
+    // Header.
+    if !rdr.read_byte_record(&mut rec).map_err(located)? {
+        return Err(err(source_name, None, None, CsvErrorKind::Empty));
+    }
+    let mut counter = LineCounter::new(bytes);
+    let header_line = counter.line_at(&rec);
+    let mut names: Vec<String> = Vec::with_capacity(rec.len());
+    for (j, cell) in rec.iter().enumerate() {
+        let name = std::str::from_utf8(cell).map_err(|_| {
+            err(
+                source_name,
+                Some(header_line),
+                Some(format!("{}", j + 1)),
+                CsvErrorKind::NotUtf8,
+            )
+        })?;
+        if name.is_empty() {
+            // A lone empty line is skipped by the reader, so a one-field empty header cannot
+            // occur; an empty name among others is an error.
+            return Err(err(
+                source_name,
+                Some(header_line),
+                None,
+                CsvErrorKind::EmptyColumnName { position: j + 1 },
+            ));
+        }
+        if let Some(k) = names.iter().position(|n| n == name) {
+            return Err(err(
+                source_name,
+                Some(header_line),
+                Some(name.to_string()),
+                CsvErrorKind::DuplicateColumn {
+                    first_position: k + 1,
+                },
+            ));
+        }
+        names.push(name.to_string());
+    }
+    if names.iter().all(|n| n.parse::<f64>().is_ok()) {
+        return Err(err(
+            source_name,
+            Some(header_line),
+            None,
+            CsvErrorKind::HeaderLooksNumeric {
+                first: names[0].clone(),
+            },
+        ));
+    }
+
+    // Data rows.
+    let ncol = names.len();
+    let mut columns: Vec<Vec<f64>> = vec![Vec::new(); ncol];
+    let mut lines: Vec<u64> = Vec::new();
+    let mut row = 0usize;
+    while rdr.read_byte_record(&mut rec).map_err(located)? {
+        let line = counter.line_at(&rec);
+        if lines.is_empty() && line != row as u64 + 2 {
+            // The first irregular row: from here on, remember every row's line.
+            lines.extend((0..row as u64).map(|r| r + 2));
+        }
+        if !lines.is_empty() {
+            lines.push(line);
+        }
+        if rec.len() != ncol {
+            // Name the first missing column, or nothing when there are extra fields.
+            let column = names.get(rec.len()).cloned();
+            return Err(err(
+                source_name,
+                Some(line),
+                column.filter(|_| rec.len() < ncol),
+                CsvErrorKind::Ragged {
+                    expected: ncol,
+                    got: rec.len(),
+                },
+            ));
+        }
+        for (j, cell) in rec.iter().enumerate() {
+            let v = parse_cell(cell)
+                .map_err(|kind| err(source_name, Some(line), Some(names[j].clone()), kind))?;
+            columns[j].push(v);
+        }
+        row += 1;
+    }
+    if row == 0 {
+        return Err(err(
+            source_name,
+            Some(header_line),
+            None,
+            CsvErrorKind::NoDataRows,
+        ));
+    }
+    let table = Table::new(names, columns).map_err(|e| {
+        // Unreachable in practice (every value was checked above), but never panic.
+        err(
+            source_name,
+            None,
+            None,
+            CsvErrorKind::Malformed(e.to_string()),
+        )
+    })?;
+    Ok((table, RowLines { lines }))
+}
+
+/// Line numbers from byte offsets: the reader's own line count skips blank lines.
+struct LineCounter<'a> {
+    bytes: &'a [u8],
+    offset: usize,
+    line: u64,
+}
+
+impl<'a> LineCounter<'a> {
+    fn new(bytes: &'a [u8]) -> Self {
+        LineCounter {
+            bytes,
+            offset: 0,
+            line: 1,
+        }
+    }
+
+    /// The 1-based line on which `rec` starts (records come in file order).
+    fn line_at(&mut self, rec: &csv::ByteRecord) -> u64 {
+        let mut start = rec
+            .position()
+            .map_or(self.offset, |p| p.byte() as usize)
+            .clamp(self.offset, self.bytes.len());
+        // The reported position is where the previous record ended: skip the blank lines the
+        // reader skipped.
+        while matches!(self.bytes.get(start), Some(b'\n' | b'\r')) {
+            start += 1;
+        }
+        let chunk = &self.bytes[self.offset..start];
+        for (k, &b) in chunk.iter().enumerate() {
+            // `\n`, `\r\n` and a lone `\r` each end one line.
+            let lone_cr = b == b'\r' && self.bytes.get(self.offset + k + 1) != Some(&b'\n');
+            if b == b'\n' || lone_cr {
+                self.line += 1;
+            }
+        }
+        self.offset = start;
+        self.line
+    }
+}
+
+fn parse_cell(cell: &[u8]) -> Result<f64, CsvErrorKind> {
+    let text = std::str::from_utf8(cell).map_err(|_| CsvErrorKind::NotUtf8)?;
+    if text.is_empty() {
+        return Err(CsvErrorKind::EmptyCell);
+    }
+    match text.parse::<f64>() {
+        Ok(v) if v.is_finite() => Ok(v),
+        Ok(_) => Err(CsvErrorKind::NotFinite {
+            value: text.to_string(),
+        }),
+        Err(_) => Err(CsvErrorKind::NotANumber {
+            value: shorten(text),
+        }),
+    }
+}
+
+/// Cut a long cell so an error message stays one readable line.
+fn shorten(s: &str) -> String {
+    const MAX: usize = 40;
+    if s.chars().count() <= MAX {
+        s.to_string()
+    } else {
+        let mut t: String = s.chars().take(MAX).collect();
+        t.push('…');
+        t
+    }
+}
+
+/// Format a float so that parsing the text gives back the same bits: the shortest round-trip
+/// decimal (as Rust's `{}`), switching to exponent notation for very large or very small
+/// magnitudes (`1e-7`, `1.5e300`). Non-finite values print as `NaN`, `inf`, `-inf`.
+pub fn format_f64(x: f64) -> String {
+    let mut s = String::new();
+    push_f64(&mut s, x);
+    s
+}
+
+/// [`format_f64`], appending to `out`.
+pub fn push_f64(out: &mut String, x: f64) {
+    use std::fmt::Write as _;
+    let a = x.abs();
+    // Writing into a String cannot fail.
+    let _ = if x != 0.0 && x.is_finite() && !(1e-5..1e16).contains(&a) {
+        write!(out, "{x:e}")
+    } else {
+        write!(out, "{x}")
+    };
+}
+
+/// Append one CSV field to `out`, quoting it when it contains a comma, quote or line break.
+pub fn push_field(out: &mut String, field: &str) {
+    if field.contains([',', '"', '\n', '\r']) {
+        out.push('"');
+        out.push_str(&field.replace('"', "\"\""));
+        out.push('"');
+    } else {
+        out.push_str(field);
+    }
+}
+
+/// Write a header line of (quoted as needed) names.
+pub fn write_header<W: Write>(w: &mut W, names: &[&str]) -> io::Result<()> {
+    let mut line = String::new();
+    for (j, n) in names.iter().enumerate() {
+        if j > 0 {
+            line.push(',');
+        }
+        push_field(&mut line, n);
+    }
+    line.push('\n');
+    w.write_all(line.as_bytes())
+}
+
+/// Write a table as CSV (header row, then one line per row), floats at full precision, so
+/// that [`parse_csv`] reads back exactly the same table.
+pub fn write_table<W: Write>(w: &mut W, table: &Table) -> io::Result<()> {
+    let names: Vec<&str> = table.names.iter().map(|s| s.as_str()).collect();
+    write_header(w, &names)?;
+    let mut line = String::new();
+    for i in 0..table.nrows() {
+        line.clear();
+        for (j, c) in table.columns.iter().enumerate() {
+            if j > 0 {
+                line.push(',');
+            }
+            push_f64(&mut line, c.get(i).copied().unwrap_or(f64::NAN));
+        }
+        line.push('\n');
+        w.write_all(line.as_bytes())?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(s: &str) -> Result<Table, CsvError> {
+        parse_csv(s.as_bytes(), "data.csv")
+    }
+
+    fn msg(s: &str) -> String {
+        parse(s).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn parses_a_plain_file() {
+        let t = parse("y,x1,x2\n1,0.5,-2\n0, 1e-3 ,\"3\"\r\n").unwrap();
+        assert_eq!(t.names, ["y", "x1", "x2"]);
+        assert_eq!(t.columns[0], [1.0, 0.0]);
+        assert_eq!(t.columns[1], [0.5, 1e-3]);
+        assert_eq!(t.columns[2], [-2.0, 3.0]);
+    }
+
+    #[test]
+    fn bom_and_blank_lines_and_missing_final_newline() {
+        let (t, lines) = parse_csv_located(b"\xEF\xBB\xBFa,b\n1,2\n\n3,4", "f.csv").unwrap();
+        assert_eq!(t.names, ["a", "b"]);
+        assert_eq!(t.columns[1], [2.0, 4.0]);
+        assert_eq!(lines.line_of_row(1), 2);
+        assert_eq!(lines.line_of_row(2), 4);
+    }
+
+    #[test]
+    fn row_lines_default_mapping() {
+        let (_, lines) = parse_csv_located(b"a\n1\n2\n3\n", "f.csv").unwrap();
+        assert_eq!(lines.line_of_row(3), 4);
+    }
+
+    #[test]
+    fn non_numeric_cell_names_line_and_column() {
+        assert_eq!(
+            msg("y,x1,x2\n1,2,3\n1,2,3\n1,2,3\n1,2,3\n1,2,3\n1,2,abc\n"),
+            "data.csv: line 7, column \"x2\": \"abc\" is not a number"
+        );
+    }
+
+    #[test]
+    fn line_numbers_count_blank_lines() {
+        assert_eq!(
+            msg("y,x\n1,2\n\n\n1,zz\n"),
+            "data.csv: line 5, column \"x\": \"zz\" is not a number"
+        );
+    }
+
+    #[test]
+    fn line_numbers_count_quoted_line_breaks() {
+        let (_, lines) = parse_csv_located(b"a,b\n\"1\n\",2\n3,4\n", "f.csv").unwrap();
+        assert_eq!(lines.line_of_row(1), 2);
+        assert_eq!(lines.line_of_row(2), 4);
+        assert_eq!(
+            msg("a,b\n\"1\n\",2\n3,zz\n"),
+            "data.csv: line 4, column \"b\": \"zz\" is not a number"
+        );
+    }
+
+    #[test]
+    fn non_finite_cells() {
+        for bad in ["NaN", "nan", "inf", "-inf", "Infinity", "1e400"] {
+            let m = msg(&format!("y,x\n1,{bad}\n"));
+            assert!(
+                m.starts_with(&format!(
+                    "data.csv: line 2, column \"x\": \"{bad}\" is not a finite"
+                )),
+                "{m}"
+            );
+        }
+    }
+
+    #[test]
+    fn empty_cell() {
+        assert_eq!(
+            msg("y,x\n1,\n"),
+            "data.csv: line 2, column \"x\": empty cell (missing values are not supported)"
+        );
+    }
+
+    #[test]
+    fn ragged_rows() {
+        assert_eq!(
+            msg("y,x1,x2\n1,2,3\n1,2\n"),
+            "data.csv: line 3, column \"x2\": 2 fields but the header has 3"
+        );
+        assert_eq!(
+            msg("y,x1\n1,2,3\n"),
+            "data.csv: line 2: 3 fields but the header has 2"
+        );
+    }
+
+    #[test]
+    fn empty_and_header_only() {
+        assert_eq!(
+            msg(""),
+            "data.csv: the file is empty (expected a header row naming the columns)"
+        );
+        assert_eq!(msg("\n\n"), msg(""));
+        assert_eq!(
+            msg("y,x\n"),
+            "data.csv: line 1: no data rows after the header"
+        );
+    }
+
+    #[test]
+    fn bad_headers() {
+        assert_eq!(
+            msg("y,x,y\n1,2,3\n"),
+            "data.csv: line 1, column \"y\": duplicate column name (same as column 1 of the header)"
+        );
+        assert_eq!(
+            msg("y,,x\n1,2,3\n"),
+            "data.csv: line 1: column 2 of the header has no name"
+        );
+        assert!(msg("1,2\n3,4\n").contains("the header row is all numbers"));
+    }
+
+    #[test]
+    fn invalid_utf8_and_bad_quotes() {
+        let e = parse_csv(b"y,x\n1,\xff\n", "d.csv").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "d.csv: line 2, column \"x\": not valid UTF-8 text"
+        );
+    }
+
+    #[test]
+    fn long_cells_are_shortened() {
+        let long = "a".repeat(100);
+        let m = msg(&format!("y\n{long}\n"));
+        assert!(m.len() < 100, "{m}");
+        assert!(m.contains('…'));
+    }
+
+    #[test]
+    fn format_round_trips() {
+        let xs = [
+            0.0,
+            -0.0,
+            1.0,
+            0.1,
+            -2.5,
+            1.0 / 3.0,
+            1e-7,
+            123456.789,
+            1e16,
+            9.999999999999999e15,
+            f64::MIN_POSITIVE,
+            5e-324,
+            f64::MAX,
+            -1.2345678901234567e-300,
+        ];
+        for x in xs {
+            let s = format_f64(x);
+            assert_eq!(
+                s.parse::<f64>().unwrap().to_bits(),
+                x.to_bits(),
+                "{x} -> {s}"
+            );
+            assert!(s.len() <= 25, "{s}");
+        }
+        assert_eq!(format_f64(1.0), "1");
+        assert_eq!(format_f64(1e-7), "1e-7");
+        assert_eq!(format_f64(f64::NAN), "NaN");
+        assert_eq!(format_f64(f64::NEG_INFINITY), "-inf");
+    }
+
+    #[test]
+    fn write_then_parse_is_identity() {
+        let t = Table::new(
+            vec!["y".into(), "x,1".into(), "x\"2".into()],
+            vec![
+                vec![1.0, 0.0, 1.0],
+                vec![0.1, 1.0 / 3.0, -1e-9],
+                vec![1e300, -0.0, 2.0f64.sqrt()],
+            ],
+        )
+        .unwrap();
+        let mut buf = Vec::new();
+        write_table(&mut buf, &t).unwrap();
+        let back = parse_csv(&buf, "t.csv").unwrap();
+        assert_eq!(back.names, t.names);
+        for (a, b) in back.columns.iter().zip(&t.columns) {
+            let ab: Vec<u64> = a.iter().map(|v| v.to_bits()).collect();
+            let bb: Vec<u64> = b.iter().map(|v| v.to_bits()).collect();
+            assert_eq!(ab, bb);
+        }
+    }
+}

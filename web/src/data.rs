@@ -1,0 +1,120 @@
+//! Data sets: CSV bytes parsed by the CLI's parser (same errors), typed-array columns, or the
+//! core's simulators.
+
+use crate::js_err;
+use js_sys::{Array, Float64Array};
+use tallmc_core::data::Table;
+use wasm_bindgen::prelude::*;
+
+/// A numeric table in wasm memory.
+#[wasm_bindgen]
+pub struct DataSet {
+    pub(crate) table: Table,
+}
+
+/// Parse CSV bytes exactly as `tallmc run` does.
+pub fn parse_csv(bytes: &[u8], source: &str) -> Result<Table, String> {
+    crate::pending::parse_csv(bytes, source)
+}
+
+/// Simulate the built-in data set of `model` (`n` rows, `d` features) with `seed`, exactly as
+/// `tallmc simulate` does.
+pub fn simulate_table(model: &str, n: usize, d: usize, seed: u64) -> Result<Table, String> {
+    crate::pending::simulate(model, n, d, seed)
+}
+
+/// A table from column-major values (`ncols` columns of `values.len() / ncols` rows).
+pub fn table_from_columns(names: Vec<String>, values: &[f64]) -> Result<Table, String> {
+    let k = names.len();
+    if k == 0 {
+        return Err("data: no columns".into());
+    }
+    if values.len() % k != 0 {
+        return Err(format!(
+            "data: {} values do not fill {k} columns of equal length",
+            values.len()
+        ));
+    }
+    let n = values.len() / k;
+    let columns = values
+        .chunks(n.max(1))
+        .take(k)
+        .map(|c| c.to_vec())
+        .collect();
+    let columns = if n == 0 { vec![Vec::new(); k] } else { columns };
+    Table::new(names, columns).map_err(|e| e.to_string())
+}
+
+#[wasm_bindgen]
+impl DataSet {
+    /// Parse CSV bytes (header row of column names, numeric cells). `source` names the file in
+    /// error messages, which give the line and column of the first bad cell.
+    #[wasm_bindgen(js_name = fromCsv)]
+    pub fn from_csv(bytes: &[u8], source: &str) -> Result<DataSet, JsError> {
+        crate::init();
+        parse_csv(bytes, source)
+            .map(|table| DataSet { table })
+            .map_err(js_err)
+    }
+
+    /// A table from names and column-major values.
+    #[wasm_bindgen(js_name = fromColumns)]
+    pub fn from_columns(names: Vec<String>, values: &[f64]) -> Result<DataSet, JsError> {
+        crate::init();
+        table_from_columns(names, values)
+            .map(|table| DataSet { table })
+            .map_err(js_err)
+    }
+
+    /// The built-in simulated data set of `model`.
+    pub fn simulate(model: &str, n: usize, d: usize, seed: u64) -> Result<DataSet, JsError> {
+        crate::init();
+        simulate_table(model, n, d, seed)
+            .map(|table| DataSet { table })
+            .map_err(js_err)
+    }
+
+    /// Column names.
+    pub fn names(&self) -> Array {
+        self.table
+            .names
+            .iter()
+            .map(|s| JsValue::from_str(s))
+            .collect()
+    }
+
+    /// Number of rows.
+    pub fn nrows(&self) -> usize {
+        self.table.nrows()
+    }
+
+    /// Number of columns.
+    pub fn ncols(&self) -> usize {
+        self.table.names.len()
+    }
+
+    /// All values, column-major (`ncols × nrows`), one copy.
+    pub fn values(&self) -> Float64Array {
+        let n = self.table.nrows();
+        let out = Float64Array::new_with_length((n * self.table.names.len()) as u32);
+        for (j, c) in self.table.columns.iter().enumerate() {
+            out.subarray((j * n) as u32, ((j + 1) * n) as u32)
+                .copy_from(c);
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn columns_round_trip_and_errors() {
+        let t = table_from_columns(vec!["a".into(), "b".into()], &[1.0, 2.0, 3.0, 4.0]).unwrap();
+        assert_eq!(t.columns, vec![vec![1.0, 2.0], vec![3.0, 4.0]]);
+        assert!(table_from_columns(vec!["a".into(), "b".into()], &[1.0, 2.0, 3.0]).is_err());
+        assert!(table_from_columns(vec![], &[]).is_err());
+        assert!(table_from_columns(vec!["a".into()], &[f64::NAN]).is_err());
+    }
+}

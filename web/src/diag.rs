@@ -1,0 +1,226 @@
+//! Diagnostics for the playground: a draw store that accumulates post-warm-up draws per chain and
+//! summarises them with `tallmc_core::diag` (the same functions as the CLI's `summary.csv`), plus
+//! the plain functions on flat arrays.
+
+use crate::js_err;
+use crate::pending::diag as cd;
+use js_sys::Float64Array;
+use wasm_bindgen::prelude::*;
+
+/// Columns of [`DrawStore::summary`], in order.
+pub const SUMMARY_COLUMNS: [&str; 9] = [
+    "mean",
+    "sd",
+    "q5",
+    "q50",
+    "q95",
+    "mcse_mean",
+    "ess_bulk",
+    "ess_tail",
+    "rhat",
+];
+
+/// Split a flat array into chains of the given lengths.
+pub fn split<'a>(values: &'a [f64], lengths: &[u32]) -> Result<Vec<&'a [f64]>, String> {
+    let total: usize = lengths.iter().map(|&l| l as usize).sum();
+    if total != values.len() {
+        return Err(format!(
+            "diagnostics: chain lengths add up to {total}, but {} values were given",
+            values.len()
+        ));
+    }
+    let mut out = Vec::with_capacity(lengths.len());
+    let mut at = 0;
+    for &l in lengths {
+        out.push(&values[at..at + l as usize]);
+        at += l as usize;
+    }
+    Ok(out)
+}
+
+/// Post-warm-up draws of several chains, per parameter, in wasm memory.
+#[wasm_bindgen]
+pub struct DrawStore {
+    d: usize,
+    signed: bool,
+    /// `draws[c][j]` is parameter j of chain c, in order.
+    draws: Vec<Vec<Vec<f64>>>,
+    signs: Vec<Vec<f64>>,
+}
+
+impl DrawStore {
+    /// Number of draws used for summaries: the shortest non-empty chain, and the chains that have it.
+    fn common(&self) -> (usize, Vec<usize>) {
+        let lens: Vec<usize> = self
+            .draws
+            .iter()
+            .map(|c| c.first().map_or(0, |v| v.len()))
+            .collect();
+        let m = lens.iter().copied().filter(|&l| l > 0).min().unwrap_or(0);
+        let chains = (0..lens.len()).filter(|&c| lens[c] > 0).collect();
+        (m, chains)
+    }
+
+    /// Summary rows (`d × 9`, columns [`SUMMARY_COLUMNS`]) over the common length of the chains.
+    pub fn summary_rows(&self) -> Vec<f64> {
+        let (m, chains) = self.common();
+        let mut out = Vec::with_capacity(self.d * SUMMARY_COLUMNS.len());
+        for j in 0..self.d {
+            if m == 0 {
+                out.extend_from_slice(&[f64::NAN; 9]);
+                continue;
+            }
+            let xs: Vec<&[f64]> = chains.iter().map(|&c| &self.draws[c][j][..m]).collect();
+            let s = if self.signed {
+                let ss: Vec<&[f64]> = chains.iter().map(|&c| &self.signs[c][..m]).collect();
+                cd::summarize_signed(&xs, &ss)
+            } else {
+                cd::summarize(&xs)
+            };
+            out.extend_from_slice(&[
+                s.mean,
+                s.sd,
+                s.q5,
+                s.q50,
+                s.q95,
+                s.mcse_mean,
+                s.ess_bulk,
+                s.ess_tail,
+                s.rhat,
+            ]);
+        }
+        out
+    }
+
+    /// Autocorrelation of parameter `j` up to `max_lag`, averaged over chains.
+    pub fn acf_values(&self, j: usize, max_lag: usize) -> Vec<f64> {
+        let (m, chains) = self.common();
+        if m == 0 || j >= self.d {
+            return Vec::new();
+        }
+        let lags = max_lag.min(m - 1) + 1;
+        let mut acc = vec![0.0; lags];
+        for &c in &chains {
+            let a = cd::autocorrelation(&self.draws[c][j][..m]);
+            for (s, v) in acc.iter_mut().zip(a.iter()) {
+                *s += v;
+            }
+        }
+        let k = chains.len() as f64;
+        acc.iter_mut().for_each(|v| *v /= k);
+        acc
+    }
+}
+
+#[wasm_bindgen]
+impl DrawStore {
+    /// An empty store for `chains` chains of dimension `d`.
+    #[wasm_bindgen(constructor)]
+    pub fn new(chains: usize, d: usize, signed: bool) -> DrawStore {
+        crate::init();
+        DrawStore {
+            d,
+            signed,
+            draws: vec![vec![Vec::new(); d]; chains],
+            signs: vec![Vec::new(); chains],
+        }
+    }
+
+    /// Append post-warm-up draws of chain `chain` (`k × d` row-major) with their signs (length k;
+    /// may be empty for unsigned samplers).
+    pub fn push(&mut self, chain: usize, draws: &[f64], signs: &[f64]) -> Result<(), JsError> {
+        let d = self.d.max(1);
+        if chain >= self.draws.len() {
+            return Err(js_err(format!("diagnostics: no chain {chain}")));
+        }
+        if draws.len() % d != 0 || (self.signed && signs.len() * d != draws.len()) {
+            return Err(js_err(
+                "diagnostics: batch shape does not match the dimension",
+            ));
+        }
+        for row in draws.chunks(d) {
+            for (j, v) in row.iter().enumerate().take(self.d) {
+                self.draws[chain][j].push(*v);
+            }
+        }
+        if self.signed {
+            self.signs[chain].extend_from_slice(signs);
+        }
+        Ok(())
+    }
+
+    /// Draws stored for `chain`.
+    pub fn len(&self, chain: usize) -> usize {
+        self.draws
+            .get(chain)
+            .and_then(|c| c.first())
+            .map_or(0, |v| v.len())
+    }
+
+    /// Whether no draws are stored.
+    #[wasm_bindgen(js_name = isEmpty)]
+    pub fn is_empty(&self) -> bool {
+        self.common().0 == 0
+    }
+
+    /// `d × 9` summary, row-major, columns mean, sd, q5, q50, q95, mcse_mean, ess_bulk, ess_tail,
+    /// rhat (sign-weighted for signed samplers), over the common length of the chains.
+    pub fn summary(&self) -> Float64Array {
+        Float64Array::from(self.summary_rows().as_slice())
+    }
+
+    /// Autocorrelation of parameter `j`, lags 0..=max_lag, averaged over chains.
+    pub fn acf(&self, j: usize, max_lag: usize) -> Float64Array {
+        Float64Array::from(self.acf_values(j, max_lag).as_slice())
+    }
+}
+
+/// Rank-normalised split R-hat of chains given flat with their lengths.
+#[wasm_bindgen]
+pub fn rhat(values: &[f64], lengths: &[u32]) -> Result<f64, JsError> {
+    Ok(cd::rhat(&split(values, lengths).map_err(js_err)?))
+}
+
+/// Bulk effective sample size.
+#[wasm_bindgen(js_name = essBulk)]
+pub fn ess_bulk(values: &[f64], lengths: &[u32]) -> Result<f64, JsError> {
+    Ok(cd::ess_bulk(&split(values, lengths).map_err(js_err)?))
+}
+
+/// Tail effective sample size.
+#[wasm_bindgen(js_name = essTail)]
+pub fn ess_tail(values: &[f64], lengths: &[u32]) -> Result<f64, JsError> {
+    Ok(cd::ess_tail(&split(values, lengths).map_err(js_err)?))
+}
+
+/// Monte Carlo standard error of the mean.
+#[wasm_bindgen(js_name = mcseMean)]
+pub fn mcse_mean(values: &[f64], lengths: &[u32]) -> Result<f64, JsError> {
+    Ok(cd::mcse_mean(&split(values, lengths).map_err(js_err)?))
+}
+
+/// Autocorrelation of one chain (FFT), lags 0..n−1.
+#[wasm_bindgen]
+pub fn autocorrelation(x: &[f64]) -> Float64Array {
+    Float64Array::from(cd::autocorrelation(x).as_slice())
+}
+
+/// Summary of one parameter (chains flat with lengths): `[mean, sd, q5, q50, q95, mcse_mean,
+/// ess_bulk, ess_tail, rhat]`.
+#[wasm_bindgen]
+pub fn summarize(values: &[f64], lengths: &[u32]) -> Result<Float64Array, JsError> {
+    let s = cd::summarize(&split(values, lengths).map_err(js_err)?);
+    Ok(Float64Array::from(
+        &[
+            s.mean,
+            s.sd,
+            s.q5,
+            s.q50,
+            s.q95,
+            s.mcse_mean,
+            s.ess_bulk,
+            s.ess_tail,
+            s.rhat,
+        ][..],
+    ))
+}

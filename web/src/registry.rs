@@ -1,0 +1,89 @@
+//! The sampler and model registries as JSON, for the playground's forms.
+
+use serde_json::{json, Value};
+use tallmc_core::registry::{self, ParamKind, ParamSpec};
+
+fn num(v: f64) -> Value {
+    if v.is_finite() {
+        json!(v)
+    } else {
+        Value::Null
+    }
+}
+
+fn param_json(p: &ParamSpec) -> Value {
+    match p.kind {
+        ParamKind::Real { default, min, max } => json!({
+            "key": p.key, "description": p.description, "kind": "real",
+            "default": num(default), "min": num(min), "max": num(max),
+        }),
+        ParamKind::Int { default, min, max } => json!({
+            "key": p.key, "description": p.description, "kind": "int",
+            "default": default, "min": min, "max": num(max as f64),
+        }),
+        ParamKind::Choice(c) => json!({
+            "key": p.key, "description": p.description, "kind": "choice",
+            "default": c.first().copied(), "choices": c,
+        }),
+        ParamKind::Bool(b) => json!({
+            "key": p.key, "description": p.description, "kind": "bool", "default": b,
+        }),
+    }
+}
+
+/// Samplers: `[{name, description, exact, signed, models, params}]`.
+pub fn samplers_json() -> Value {
+    Value::Array(
+        registry::samplers()
+            .iter()
+            .map(|s| {
+                json!({
+                    "name": s.name,
+                    "description": s.description,
+                    "exact": s.exact,
+                    "signed": s.signed,
+                    "models": s.models,
+                    "params": s.params.iter().map(param_json).collect::<Vec<_>>(),
+                })
+            })
+            .collect(),
+    )
+}
+
+/// Models: `[{name, description, regression, params}]`.
+pub fn models_json() -> Value {
+    Value::Array(
+        registry::models()
+            .iter()
+            .map(|m| {
+                json!({
+                    "name": m.name,
+                    "description": m.description,
+                    "regression": m.regression,
+                    "params": m.params.iter().map(param_json).collect::<Vec<_>>(),
+                })
+            })
+            .collect(),
+    )
+}
+
+/// Both registries: `{samplers, models}`.
+pub fn registry_json() -> Value {
+    json!({ "samplers": samplers_json(), "models": models_json() })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn registry_serialises() {
+        let v = registry_json();
+        assert!(v["samplers"].is_array());
+        assert!(v["models"].is_array());
+        for s in v["samplers"].as_array().into_iter().flatten() {
+            assert!(s["name"].is_string());
+            assert!(s["params"].is_array());
+        }
+    }
+}

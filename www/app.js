@@ -1,0 +1,831 @@
+// tallmc playground: configuration form (built from the wasm registry), one Web Worker per chain,
+// live plots and diagnostics. The main thread only stores batches and draws decimated plots;
+// sampling, parsing and diagnostics run in workers.
+import { TracePlot, HistPlot, AcfPlot, drawPair } from './plots.js';
+
+const $ = (id) => document.getElementById(id);
+const BUILTIN = ['logistic', 'linear', 'robust', 'poisson', 'gmm'];
+const RENDER_MS = 250; // redraw plots at most this often
+const DIAG_MS = 1000; // ask for diagnostics at most this often while running
+const ACF_LAGS = 50;
+
+// ------------------------------------------------------------------------------------------------
+// Growable storage
+
+class Grow {
+  constructor(ctor, cap = 1024) {
+    this.ctor = ctor;
+    this.buf = new ctor(cap);
+    this.length = 0;
+  }
+  push(arr) {
+    if (this.length + arr.length > this.buf.length) {
+      let cap = this.buf.length * 2;
+      while (cap < this.length + arr.length) cap *= 2;
+      const nb = new this.ctor(cap);
+      nb.set(this.buf.subarray(0, this.length));
+      this.buf = nb;
+    }
+    this.buf.set(arr, this.length);
+    this.length += arr.length;
+  }
+  view() {
+    return this.buf.subarray(0, this.length);
+  }
+}
+
+// ------------------------------------------------------------------------------------------------
+// State
+
+const state = {
+  registry: null,
+  data: null, // { key, names, nrows, values, label }
+  dataPending: null, // Promise of data for the current selection
+  run: null,
+  msgId: 0,
+};
+
+const dataWorker = new Worker(new URL('./data-worker.js', import.meta.url), { type: 'module' });
+const dataWaiters = new Map();
+dataWorker.onmessage = (ev) => {
+  const m = ev.data;
+  if (m.type === 'registry') {
+    onRegistry(m);
+    return;
+  }
+  const w = dataWaiters.get(m.id);
+  if (!w) return;
+  dataWaiters.delete(m.id);
+  if (m.type === 'error') w.reject(new Error(m.message));
+  else w.resolve(m);
+};
+dataWorker.onerror = (e) => showError(`data worker failed: ${e.message ?? 'could not load'}`);
+
+function askData(msg, transfer = []) {
+  const id = ++state.msgId;
+  return new Promise((resolve, reject) => {
+    dataWaiters.set(id, { resolve, reject });
+    dataWorker.postMessage({ ...msg, id }, transfer);
+  });
+}
+
+// ------------------------------------------------------------------------------------------------
+// Errors
+
+function showError(msg) {
+  const el = $('error');
+  el.textContent = msg;
+  el.hidden = false;
+}
+function clearError() {
+  const el = $('error');
+  el.textContent = '';
+  el.hidden = true;
+}
+
+// ------------------------------------------------------------------------------------------------
+// URL <-> form
+
+const params = new URLSearchParams(location.search);
+
+function modelInfo(name) {
+  return state.registry?.models.find((m) => m.name === name);
+}
+function samplerInfo(name) {
+  return state.registry?.samplers.find((s) => s.name === name);
+}
+
+function onRegistry(reg) {
+  state.registry = reg;
+  $('version').textContent = `tallmc ${reg.version}`;
+  const ms = $('model');
+  ms.replaceChildren(...reg.models.map((m) => new Option(m.name, m.name)));
+  // Apply the URL query.
+  const ds = params.get('dataset');
+  if (ds && [...BUILTIN, 'csv'].includes(ds)) $('dataset').value = ds;
+  for (const [k, id] of [['n', 'sim-n'], ['d', 'sim-d'], ['chains', 'chains'], ['warmup', 'warmup'], ['draws', 'draws'], ['seed', 'seed']]) {
+    if (params.has(k)) $(id).value = params.get(k);
+  }
+  if (params.has('intercept')) $('intercept').checked = params.get('intercept') !== '0' && params.get('intercept') !== 'false';
+  if (params.has('standardize')) $('standardize').checked = params.get('standardize') === '1' || params.get('standardize') === 'true';
+  const model = params.get('model') ?? (BUILTIN.includes($('dataset').value) ? $('dataset').value : reg.models[0]?.name);
+  if (model && modelInfo(model)) ms.value = model;
+  onDatasetChange(false);
+  onModelChange();
+  const sampler = params.get('sampler');
+  if (sampler && [...$('sampler').options].some((o) => o.value === sampler)) {
+    $('sampler').value = sampler;
+    onSamplerChange();
+  }
+  // Settings from the URL: set.<key>=value.
+  for (const [k, v] of params) {
+    if (!k.startsWith('set.')) continue;
+    const input = document.querySelector(`[data-setting="${CSS.escape(k.slice(4))}"]`);
+    if (input) {
+      if (input.type === 'checkbox') input.checked = v === 'true' || v === '1';
+      else input.value = v;
+    }
+  }
+  updateShare();
+  document.body.dataset.ready = 'true';
+  if (params.get('autorun') === '1') startRun();
+}
+
+function paramInput(p) {
+  const label = document.createElement('label');
+  label.title = p.description;
+  let input;
+  if (p.kind === 'choice') {
+    input = document.createElement('select');
+    input.append(...p.choices.map((c) => new Option(c, c)));
+    input.value = p.default;
+  } else if (p.kind === 'bool') {
+    input = document.createElement('input');
+    input.type = 'checkbox';
+    input.checked = !!p.default;
+    label.className = 'inline';
+  } else {
+    input = document.createElement('input');
+    input.type = 'number';
+    input.step = p.kind === 'int' ? '1' : 'any';
+    if (p.min !== null && p.min !== undefined) input.min = p.min;
+    if (p.max !== null && p.max !== undefined) input.max = p.max;
+    input.placeholder = p.default === null ? 'auto' : String(p.default);
+  }
+  input.dataset.setting = p.key;
+  input.dataset.default = p.default === null ? '' : String(p.default);
+  input.addEventListener('change', updateShare);
+  if (p.kind === 'bool') label.append(input, ` ${p.key}`);
+  else label.append(`${p.key} `, input);
+  return label;
+}
+
+function onModelChange() {
+  const m = modelInfo($('model').value);
+  $('model-params').replaceChildren(...(m?.params ?? []).map(paramInput));
+  for (const el of document.querySelectorAll('.regression')) el.hidden = !(m?.regression);
+  // Samplers that support this model.
+  const ss = $('sampler');
+  const prev = ss.value;
+  const ok = (state.registry?.samplers ?? []).filter((s) => !s.models.length || s.models.includes(m?.name));
+  ss.replaceChildren(...ok.map((s) => new Option(s.name, s.name)));
+  if (ok.some((s) => s.name === prev)) ss.value = prev;
+  else if (ok.some((s) => s.name === 'nuts')) ss.value = 'nuts';
+  onSamplerChange();
+}
+
+function onSamplerChange() {
+  const s = samplerInfo($('sampler').value);
+  $('sampler-desc').textContent = s ? `${s.description}${s.exact ? '' : ' (approximate)'}${s.signed ? ' (signed draws)' : ''}` : 'no sampler available for this model yet';
+  $('sampler-params').replaceChildren(...(s?.params ?? []).map(paramInput));
+  updateShare();
+}
+
+function onDatasetChange(load = true) {
+  const ds = $('dataset').value;
+  const csv = ds === 'csv';
+  for (const el of document.querySelectorAll('.sim')) el.hidden = csv;
+  for (const el of document.querySelectorAll('.upload')) el.hidden = !csv;
+  if (!csv && modelInfo(ds) && load) {
+    $('model').value = ds;
+    onModelChange();
+  }
+  if (!csv) {
+    state.dataPending = null;
+    $('data-info').textContent = `simulated ${ds} data, generated in a worker when you press Run`;
+    setColumns(ds === 'gmm' ? ['x'] : ['y', ...Array.from({ length: +$('sim-d').value || 0 }, (_, j) => `x${j + 1}`)], false);
+  } else if (!state.data || !state.data.key.startsWith('csv:')) {
+    $('data-info').textContent = 'choose a CSV file: a header row of column names, then numbers';
+    setColumns([], false);
+  }
+  updateShare();
+}
+
+// Response and feature pickers.
+function setColumns(names, fromData) {
+  const rs = $('response');
+  const prev = params.get('response') ?? rs.value;
+  rs.replaceChildren(...names.map((n) => new Option(n, n)));
+  if (names.includes(prev)) rs.value = prev;
+  else if (names.includes('y')) rs.value = 'y';
+  else if (names.length) rs.value = names[names.length - 1];
+  const wanted = params.get('features')?.split(',').filter(Boolean);
+  const box = $('features');
+  box.replaceChildren(...names.map((n) => {
+    const l = document.createElement('label');
+    const c = document.createElement('input');
+    c.type = 'checkbox';
+    c.value = n;
+    c.checked = wanted ? wanted.includes(n) : true;
+    c.addEventListener('change', updateShare);
+    l.append(c, ` ${n}`);
+    return l;
+  }));
+  box.dataset.fromData = fromData ? 'true' : 'false';
+  syncFeatureDisable();
+}
+function syncFeatureDisable() {
+  const r = $('response').value;
+  for (const c of $('features').querySelectorAll('input')) {
+    c.disabled = c.value === r;
+  }
+}
+
+function readSettings() {
+  const settings = {};
+  for (const el of document.querySelectorAll('[data-setting]')) {
+    const k = el.dataset.setting;
+    if (el.type === 'checkbox') {
+      if (String(el.checked) !== el.dataset.default) settings[k] = el.checked;
+    } else if (el.tagName === 'SELECT') {
+      if (el.value !== el.dataset.default) settings[k] = el.value;
+    } else if (el.value.trim() !== '') {
+      settings[k] = el.value.trim();
+    }
+  }
+  return settings;
+}
+
+function readForm() {
+  const int = (id, lo, hi) => {
+    const v = Number($(id).value);
+    if (!Number.isInteger(v) || v < lo || v > hi) throw new Error(`${id.replace('sim-', '')}: expected a whole number in [${lo}, ${hi}], got "${$(id).value}"`);
+    return v;
+  };
+  const model = modelInfo($('model').value);
+  if (!model) throw new Error('no model available');
+  const sampler = $('sampler').value;
+  if (!sampler) throw new Error(`no sampler available for model ${model.name} yet`);
+  const response = $('response').value;
+  let features = null;
+  if (model.regression && $('features').dataset.fromData === 'true') {
+    const boxes = [...$('features').querySelectorAll('input')].filter((c) => c.value !== response);
+    if (boxes.some((c) => !c.checked)) features = boxes.filter((c) => c.checked).map((c) => c.value);
+  }
+  const seedText = $('seed').value.trim();
+  if (!/^\d+$/.test(seedText)) throw new Error(`seed: expected a whole number ≥ 0, got "${seedText}"`);
+  return {
+    dataset: $('dataset').value,
+    n: int('sim-n', 10, 1e7),
+    d: int('sim-d', 1, 200),
+    chains: int('chains', 1, 16),
+    warmup: int('warmup', 0, 1e7),
+    draws: int('draws', 1, 1e7),
+    seed: seedText,
+    model: model.name,
+    sampler,
+    response: response || 'y',
+    features,
+    intercept: $('intercept').checked,
+    standardize: $('standardize').checked,
+    settings: readSettings(),
+  };
+}
+
+function configQuery(f) {
+  const q = new URLSearchParams();
+  q.set('dataset', f.dataset);
+  if (f.dataset !== 'csv') { q.set('n', f.n); q.set('d', f.d); }
+  q.set('model', f.model);
+  q.set('sampler', f.sampler);
+  q.set('chains', f.chains);
+  q.set('warmup', f.warmup);
+  q.set('draws', f.draws);
+  q.set('seed', f.seed);
+  if (modelInfo(f.model)?.regression) {
+    q.set('response', f.response);
+    if (f.features) q.set('features', f.features.join(','));
+    if (!f.intercept) q.set('intercept', '0');
+    if (f.standardize) q.set('standardize', '1');
+  }
+  for (const [k, v] of Object.entries(f.settings)) q.set(`set.${k}`, String(v));
+  return q;
+}
+
+function updateShare() {
+  try {
+    const q = configQuery(readForm());
+    $('share').href = `?${q}`;
+  } catch {
+    // incomplete form: keep the previous link
+  }
+}
+
+// ------------------------------------------------------------------------------------------------
+// Data
+
+async function getData(f) {
+  if (f.dataset === 'csv') {
+    if (!state.data || !state.data.key.startsWith('csv:')) {
+      if (state.dataPending) return state.dataPending;
+      throw new Error('choose a CSV file first');
+    }
+    return state.data;
+  }
+  const dseed = params.get('dseed') ?? '1';
+  const key = `sim:${f.dataset}:${f.n}:${f.d}:${dseed}`;
+  if (state.data?.key === key) return state.data;
+  $('data-info').textContent = `simulating ${f.dataset} data (${f.n} rows)…`;
+  const m = await askData({ type: 'simulate', model: f.dataset, n: f.n, d: f.d, seed: dseed });
+  state.data = { key, names: m.names, nrows: m.nrows, values: m.values, label: `simulated ${f.dataset}` };
+  $('data-info').textContent = `${m.nrows} rows × ${m.names.length} columns (simulated ${f.dataset}, ${m.ms.toFixed(0)} ms)`;
+  const keep = $('features').dataset.fromData === 'true' && $('features').children.length === m.names.length;
+  if (!keep) setColumns(m.names, true);
+  return state.data;
+}
+
+async function onFile() {
+  const file = $('file').files?.[0];
+  if (!file) return;
+  clearError();
+  $('data-info').textContent = `reading ${file.name}…`;
+  state.data = null;
+  const p = (async () => {
+    const bytes = await file.arrayBuffer();
+    const m = await askData({ type: 'csv', bytes, name: file.name }, [bytes]);
+    state.data = { key: `csv:${file.name}:${file.size}:${file.lastModified}`, names: m.names, nrows: m.nrows, values: m.values, label: file.name };
+    $('data-info').textContent = `${file.name}: ${m.nrows} rows × ${m.names.length} columns (${m.ms.toFixed(0)} ms)`;
+    setColumns(m.names, true);
+    return state.data;
+  })();
+  state.dataPending = p;
+  try {
+    await p;
+  } catch (e) {
+    $('data-info').textContent = `${file.name}: not loaded`;
+    showError(e.message);
+  } finally {
+    if (state.dataPending === p) state.dataPending = null;
+  }
+}
+
+// ------------------------------------------------------------------------------------------------
+// Running
+
+function colView(chain, j, fromWarmup) {
+  const d = chain.d;
+  const buf = chain.draws.buf;
+  const off = fromWarmup ? 0 : chain.warmup;
+  const n = Math.max(0, chain.draws.length / d - off);
+  return { length: n, get: (i) => buf[(i + off) * d + j] };
+}
+
+async function startRun() {
+  if (state.run && !state.run.finished) return;
+  clearError();
+  let f;
+  try {
+    f = readForm();
+  } catch (e) {
+    showError(e.message);
+    return;
+  }
+  history.replaceState(null, '', `?${configQuery(f)}`);
+  updateShare();
+  setRunning(true);
+  setProgress(0, 'loading data…');
+  let data;
+  try {
+    data = await getData(f);
+  } catch (e) {
+    showError(e.message);
+    setRunning(false);
+    setProgress(0, 'idle');
+    return;
+  }
+  const run = {
+    f,
+    finished: false,
+    paused: false,
+    started: performance.now(),
+    pausedMs: 0,
+    pauseStart: 0,
+    endTime: 0,
+    chains: [],
+    d: 0,
+    names: [],
+    signed: false,
+    nData: data.nrows,
+    diag: null,
+    diagPending: false,
+    diagLast: 0,
+    summary: null,
+    finalRequested: false,
+    dirty: true,
+  };
+  state.run = run;
+  document.body.dataset.state = 'running';
+  $('diagnostics').querySelector('tbody').replaceChildren();
+  $('cost').querySelector('tbody').replaceChildren();
+  $('chain-progress').replaceChildren();
+  for (let c = 0; c < f.chains; c++) {
+    const w = new Worker(new URL('./chain-worker.js', import.meta.url), { type: 'module' });
+    const ch = {
+      c, worker: w, status: 'starting', iteration: 0, total: f.warmup + f.draws, warmup: f.warmup, d: 0,
+      draws: new Grow(Float64Array), signs: new Grow(Float64Array), lik: 0, grad: 0, div: 0, acc: 0, accN: 0,
+      computeMs: 0, el: null,
+    };
+    const row = document.createElement('div');
+    row.innerHTML = `chain ${c + 1} <progress max="100" value="0"></progress> <span></span>`;
+    $('chain-progress').append(row);
+    ch.el = row;
+    run.chains.push(ch);
+    w.onmessage = (ev) => onChainMessage(run, ch, ev.data);
+    w.onerror = (e) => onChainMessage(run, ch, { type: 'error', message: e.message ?? 'worker failed to start' });
+    const config = {
+      model: f.model, sampler: f.sampler, response: f.response, features: f.features,
+      intercept: f.intercept, standardize: f.standardize, warmup: f.warmup,
+      settings: f.settings, seed: f.seed, chain: c,
+    };
+    w.postMessage({ type: 'start', config, draws: f.draws, names: data.names, values: data.values });
+  }
+  scheduleRender();
+}
+
+function onChainMessage(run, ch, m) {
+  if (state.run !== run) return;
+  switch (m.type) {
+    case 'ready':
+      ch.status = 'running';
+      ch.d = m.dim;
+      ch.total = m.total;
+      ch.warmup = m.warmup;
+      ch.lik += m.setupLikEvals;
+      ch.grad += m.setupGradEvals;
+      if (!run.names.length) {
+        run.names = m.paramNames;
+        run.d = m.dim;
+        run.signed = m.signed;
+        run.nData = m.nData;
+        setParamSelects(run.names);
+        startDiag(run);
+      }
+      if (run.paused) ch.worker.postMessage({ type: 'pause' });
+      break;
+    case 'batch': {
+      const b = m.batch;
+      ch.iteration = m.iteration;
+      ch.computeMs = m.computeMs;
+      ch.draws.push(b.draws);
+      const nw = b.nWarmup;
+      for (let i = 0; i < b.n; i++) {
+        ch.lik += b.likEvals[i];
+        ch.grad += b.gradEvals[i];
+        if (i >= nw) {
+          ch.div += b.divergent[i];
+          ch.acc += b.acceptProb[i];
+          ch.accN += 1;
+        }
+      }
+      if (nw < b.n) {
+        const post = b.draws.subarray(nw * b.d);
+        const signs = b.sign.subarray(nw);
+        if (run.signed) ch.signs.push(signs);
+        run.diag?.postMessage({ type: 'push', chain: ch.c, draws: post, signs: run.signed ? signs : null });
+      }
+      run.dirty = true;
+      scheduleRender();
+      break;
+    }
+    case 'done':
+    case 'stopped':
+      ch.status = m.type;
+      ch.iteration = m.iteration;
+      ch.computeMs = m.computeMs;
+      ch.worker.terminate();
+      checkFinished(run);
+      break;
+    case 'error':
+      ch.status = 'error';
+      showError(run.chains.length > 1 ? `chain ${ch.c + 1}: ${m.message}` : m.message);
+      ch.worker.terminate();
+      // One failing chain stops the run: the configuration is the same for all.
+      stopRun(true);
+      break;
+    default:
+      break;
+  }
+}
+
+function checkFinished(run) {
+  if (run.finished) return;
+  if (!run.chains.every((c) => ['done', 'stopped', 'error'].includes(c.status))) return;
+  run.finished = true;
+  run.endTime = performance.now();
+  setRunning(false);
+  const ok = run.chains.every((c) => c.status === 'done');
+  document.body.dataset.state = ok ? 'finishing' : (run.chains.some((c) => c.status === 'error') ? 'error' : 'stopped');
+  if (run.diag && run.chains.some((c) => c.status !== 'error')) {
+    // Final diagnostics over every draw; "done" once they are shown.
+    run.finalRequested = true;
+    requestDiag(run, true);
+  } else {
+    renderNow();
+  }
+}
+
+function stopRun(error = false) {
+  const run = state.run;
+  if (!run || run.finished) return;
+  for (const ch of run.chains) {
+    if (['done', 'stopped', 'error'].includes(ch.status)) continue;
+    ch.worker.postMessage({ type: 'stop' });
+  }
+  // Whatever has not answered within 300 ms is terminated.
+  setTimeout(() => {
+    if (state.run !== run) return;
+    for (const ch of run.chains) {
+      if (['done', 'stopped', 'error'].includes(ch.status)) continue;
+      ch.worker.terminate();
+      ch.status = error ? 'error' : 'stopped';
+    }
+    checkFinished(run);
+  }, 300);
+}
+
+function togglePause() {
+  const run = state.run;
+  if (!run || run.finished) return;
+  run.paused = !run.paused;
+  if (run.paused) run.pauseStart = performance.now();
+  else run.pausedMs += performance.now() - run.pauseStart;
+  for (const ch of run.chains) ch.worker.postMessage({ type: run.paused ? 'pause' : 'resume' });
+  $('pause').textContent = run.paused ? 'Resume' : 'Pause';
+  document.body.dataset.state = run.paused ? 'paused' : 'running';
+}
+
+function setRunning(on) {
+  $('run').disabled = on;
+  $('stop').disabled = !on;
+  $('pause').disabled = !on;
+  $('pause').textContent = 'Pause';
+  $('export-draws').disabled = on && !state.run;
+  $('export-summary').disabled = on && !state.run;
+}
+
+// ------------------------------------------------------------------------------------------------
+// Diagnostics worker
+
+let diagWorker = null;
+function startDiag(run) {
+  if (!diagWorker) {
+    diagWorker = new Worker(new URL('./diag-worker.js', import.meta.url), { type: 'module' });
+  }
+  diagWorker.onmessage = (ev) => onDiag(run, ev.data);
+  diagWorker.postMessage({ type: 'reset', chains: run.chains.length, d: run.d, signed: run.signed });
+  run.diag = diagWorker;
+}
+
+function requestDiag(run, final = false) {
+  if (!run.diag || (run.diagPending && !final)) return;
+  run.diagPending = true;
+  run.diagLast = performance.now();
+  const j = Math.max(0, $('param').selectedIndex);
+  run.diag.postMessage({ type: 'summary', id: final ? 'final' : 'live', acfParam: j, maxLag: ACF_LAGS });
+}
+
+function onDiag(run, m) {
+  if (state.run !== run) return;
+  if (m.type === 'error') {
+    showError(`diagnostics: ${m.message}`);
+    run.diagPending = false;
+    return;
+  }
+  if (m.id !== 'final' && run.finalRequested) return;
+  run.diagPending = false;
+  run.summary = m.summary;
+  run.acf = m.acf;
+  run.acfParam = m.acfParam;
+  run.dirty = true;
+  if (m.id === 'final') {
+    run.final = true;
+    renderNow();
+    document.body.dataset.state = run.chains.every((c) => c.status === 'done') ? 'done' : 'stopped';
+  } else {
+    scheduleRender();
+  }
+}
+
+// ------------------------------------------------------------------------------------------------
+// Rendering (throttled)
+
+let renderTimer = null;
+let lastRender = 0;
+function scheduleRender() {
+  if (renderTimer) return;
+  const wait = Math.max(0, RENDER_MS - (performance.now() - lastRender));
+  renderTimer = setTimeout(() => {
+    renderTimer = null;
+    renderNow();
+  }, wait);
+}
+
+const trace = new TracePlot($('trace'));
+const hist = new HistPlot($('hist'));
+const acfPlot = new AcfPlot($('acf'));
+
+function setParamSelects(names) {
+  for (const id of ['param', 'pair-x', 'pair-y']) {
+    const s = $(id);
+    s.replaceChildren(...names.map((n, j) => new Option(n, String(j))));
+  }
+  $('pair-y').selectedIndex = Math.min(1, names.length - 1);
+}
+
+function setProgress(pct, text) {
+  const p = $('progress');
+  p.setAttribute('aria-valuenow', String(Math.round(pct)));
+  $('progress-text').textContent = text;
+  $('progress-fill').style.width = `${pct}%`;
+}
+
+function fmt(v, digits = 4) {
+  if (v === null || v === undefined || Number.isNaN(v)) return 'NaN';
+  if (!Number.isFinite(v)) return String(v);
+  const a = Math.abs(v);
+  if (a !== 0 && (a >= 1e5 || a < 1e-3)) return v.toExponential(digits - 1);
+  return Number(v.toPrecision(digits)).toString();
+}
+
+function renderNow() {
+  lastRender = performance.now();
+  const run = state.run;
+  if (!run) return;
+  // Progress.
+  const total = run.chains.reduce((s, c) => s + c.total, 0);
+  const done = run.chains.reduce((s, c) => s + c.iteration, 0);
+  const pct = total ? (100 * done) / total : 0;
+  if (run.final && run.chains.every((c) => c.status === 'done')) setProgress(100, 'done');
+  else if (run.finished) setProgress(pct, run.chains.some((c) => c.status === 'error') ? 'failed' : 'stopped');
+  else setProgress(pct, `${pct.toFixed(0)}%${run.paused ? ' (paused)' : ''}`);
+  for (const ch of run.chains) {
+    const bar = ch.el.querySelector('progress');
+    bar.value = ch.total ? (100 * ch.iteration) / ch.total : 0;
+    const rate = ch.computeMs > 0 ? (1000 * ch.iteration) / ch.computeMs : 0;
+    const phase = ch.status === 'running' ? (ch.iteration < ch.warmup ? 'warm-up' : 'sampling') : ch.status;
+    ch.el.querySelector('span').textContent = `${ch.iteration}/${ch.total} · ${rate.toFixed(0)} it/s · ${phase}`;
+  }
+  if (!run.d) return;
+  // Plots of the selected parameter.
+  const j = Math.max(0, $('param').selectedIndex);
+  const withData = run.chains.filter((c) => c.d);
+  trace.update(withData.map((c) => colView(c, j, true)), run.f.warmup);
+  hist.update(withData.map((c) => colView(c, j, false)));
+  if (run.acf && run.acfParam === j) acfPlot.update(run.acf);
+  const px = Math.max(0, $('pair-x').selectedIndex);
+  const py = Math.max(0, $('pair-y').selectedIndex);
+  drawPair($('pair-canvas'), withData.map((c) => colView(c, px, false)), withData.map((c) => colView(c, py, false)), [run.names[px], run.names[py]]);
+  if (run.summary) renderTable(run);
+  renderCost(run);
+  if (!run.finished && performance.now() - run.diagLast > DIAG_MS) requestDiag(run);
+}
+
+function renderTable(run) {
+  const s = run.summary;
+  const cols = ['mean', 'sd', 'q5', null, 'q95', 'mcse_mean', 'ess_bulk', 'ess_tail', 'rhat'];
+  const tbody = $('diagnostics').querySelector('tbody');
+  const rows = [];
+  for (let j = 0; j < run.d; j++) {
+    const tr = document.createElement('tr');
+    const th = document.createElement('th');
+    th.scope = 'row';
+    th.textContent = run.names[j];
+    tr.append(th);
+    cols.forEach((col, k) => {
+      if (!col) return;
+      const v = s[j * 9 + k];
+      const td = document.createElement('td');
+      td.dataset.col = col;
+      td.dataset.value = String(v);
+      td.textContent = col.startsWith('ess') ? (Number.isFinite(v) ? v.toFixed(0) : 'NaN') : fmt(v, col === 'rhat' ? 4 : 4);
+      if ((col === 'rhat' && !(v < 1.01)) || (col.startsWith('ess') && !(v > 100))) td.className = 'bad';
+      tr.append(td);
+    });
+    rows.push(tr);
+  }
+  tbody.replaceChildren(...rows);
+}
+
+function renderCost(run) {
+  const end = run.finished ? run.endTime : performance.now();
+  const wall = Math.max(1e-3, (end - run.started - run.pausedMs - (run.paused ? performance.now() - run.pauseStart : 0)) / 1000);
+  const lik = run.chains.reduce((s, c) => s + c.lik, 0);
+  const grad = run.chains.reduce((s, c) => s + c.grad, 0);
+  const iters = run.chains.reduce((s, c) => s + c.iteration, 0);
+  const div = run.chains.reduce((s, c) => s + c.div, 0);
+  const accN = run.chains.reduce((s, c) => s + c.accN, 0);
+  const acc = run.chains.reduce((s, c) => s + c.acc, 0);
+  let minEss = NaN;
+  if (run.summary) {
+    for (let j = 0; j < run.d; j++) {
+      const e = run.summary[j * 9 + 6];
+      if (!(e >= minEss)) minEss = e;
+    }
+  }
+  const fraction = iters && run.nData ? Math.max(lik, grad) / run.nData / iters : NaN;
+  const rows = [
+    ['wall time', `${wall.toFixed(1)} s`],
+    ['iterations (all chains)', String(iters)],
+    ['likelihood evaluations (per datum)', lik.toExponential(3)],
+    ['gradient evaluations (per datum)', grad.toExponential(3)],
+    ['data fraction per iteration', fmt(fraction, 3)],
+    ['full-data passes', fmt(run.nData ? Math.max(lik, grad) / run.nData : NaN, 4)],
+    ['mean acceptance (post warm-up)', fmt(accN ? acc / accN : NaN, 3)],
+    ['divergences (post warm-up)', String(div)],
+    ['min bulk ESS', fmt(minEss, 4)],
+    ['min bulk ESS / s', fmt(minEss / wall, 4)],
+    ['min bulk ESS / 1000 gradient evals', fmt(grad > 0 ? (1000 * minEss) / grad : NaN, 4)],
+  ];
+  $('cost').querySelector('tbody').replaceChildren(...rows.map(([k, v]) => {
+    const tr = document.createElement('tr');
+    const th = document.createElement('th');
+    th.scope = 'row';
+    th.textContent = k;
+    const td = document.createElement('td');
+    td.textContent = v;
+    tr.append(th, td);
+    return tr;
+  }));
+}
+
+// ------------------------------------------------------------------------------------------------
+// Export
+
+function download(name, text) {
+  const url = URL.createObjectURL(new Blob([text], { type: 'text/csv' }));
+  const a = document.createElement('a');
+  a.href = url;
+  a.download = name;
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 1000);
+}
+
+/** Post-warm-up draws as CSV: chain,draw,<params>[,sign]. */
+export function drawsCsv() {
+  const run = state.run;
+  if (!run || !run.d) return '';
+  const out = [['chain', 'draw', ...run.names, ...(run.signed ? ['sign'] : [])].join(',')];
+  for (const ch of run.chains) {
+    const n = Math.max(0, ch.draws.length / ch.d - ch.warmup);
+    for (let i = 0; i < n; i++) {
+      const row = ch.draws.buf.subarray((ch.warmup + i) * ch.d, (ch.warmup + i + 1) * ch.d);
+      const cells = [ch.c, i, ...Array.from(row, String)];
+      if (run.signed) cells.push(String(ch.signs.buf[i]));
+      out.push(cells.join(','));
+    }
+  }
+  return out.join('\n') + '\n';
+}
+
+/** The summary as CSV: param,mean,sd,q5,q50,q95,mcse_mean,ess_bulk,ess_tail,rhat. */
+export function summaryCsv() {
+  const run = state.run;
+  if (!run || !run.summary) return '';
+  const out = ['param,mean,sd,q5,q50,q95,mcse_mean,ess_bulk,ess_tail,rhat'];
+  for (let j = 0; j < run.d; j++) {
+    out.push([run.names[j], ...Array.from(run.summary.subarray(j * 9, j * 9 + 9), String)].join(','));
+  }
+  return out.join('\n') + '\n';
+}
+
+// ------------------------------------------------------------------------------------------------
+// Wiring
+
+$('dataset').addEventListener('change', () => { clearError(); onDatasetChange(true); });
+$('sim-d').addEventListener('change', () => onDatasetChange(false));
+$('file').addEventListener('change', onFile);
+$('model').addEventListener('change', onModelChange);
+$('sampler').addEventListener('change', onSamplerChange);
+$('response').addEventListener('change', () => { syncFeatureDisable(); updateShare(); });
+for (const id of ['sim-n', 'chains', 'warmup', 'draws', 'seed', 'intercept', 'standardize']) $(id).addEventListener('change', updateShare);
+$('run').addEventListener('click', startRun);
+$('stop').addEventListener('click', () => stopRun(false));
+$('pause').addEventListener('click', togglePause);
+for (const id of ['param', 'pair-x', 'pair-y']) {
+  $(id).addEventListener('change', () => {
+    if (state.run) {
+      if (id === 'param') requestDiag(state.run, state.run.finished);
+      renderNow();
+    }
+  });
+}
+$('export-draws').addEventListener('click', () => download('draws.csv', drawsCsv()));
+$('export-summary').addEventListener('click', () => download('summary.csv', summaryCsv()));
+$('share').addEventListener('click', (e) => {
+  e.preventDefault();
+  updateShare();
+  history.replaceState(null, '', $('share').href);
+  navigator.clipboard?.writeText(location.href).catch(() => {});
+});
+
+// A small read-only view for tests and the console.
+window.tallmc = {
+  get state() { return document.body.dataset.state ?? 'idle'; },
+  iterations: () => state.run?.chains.map((c) => c.iteration) ?? [],
+  drawsCsv,
+  summaryCsv,
+};
+
+dataWorker.postMessage({ type: 'registry' });
