@@ -41,159 +41,186 @@ use alloc::vec::Vec;
 
 const NAN: f64 = f64::NAN;
 
-/// Settings shared by both variants.
-static COMMON_PARAMS: [ParamSpec; 15] = [
-    ParamSpec {
-        key: "order",
-        description: "control-variate order (0, 1, 2)",
-        kind: ParamKind::Int {
-            default: 2,
-            min: 0,
-            max: 2,
-        },
+const P_ORDER: ParamSpec = ParamSpec {
+    key: "order",
+    description: "control-variate order (0, 1, 2)",
+    kind: ParamKind::Int {
+        default: 2,
+        min: 0,
+        max: 2,
     },
-    ParamSpec {
-        key: "m",
-        description: "subsample size (perturbed; automatic from sigma2_target) or mini-batch size (signed; 30)",
-        kind: ParamKind::Int {
-            default: 0,
-            min: 1,
-            max: usize::MAX,
-        },
+};
+
+const P_M: ParamSpec = ParamSpec {
+    key: "m",
+    description:
+        "subsample size (perturbed; automatic from sigma2_target) or mini-batch size (signed; 30)",
+    kind: ParamKind::Int {
+        default: 0,
+        min: 1,
+        max: usize::MAX,
     },
-    ParamSpec {
-        key: "G",
-        description: "number of blocks of the subsample (correlation ≈ 1 − 1/G)",
-        kind: ParamKind::Int {
-            default: 100,
-            min: 1,
-            max: usize::MAX,
-        },
+};
+
+const P_G: ParamSpec = ParamSpec {
+    key: "G",
+    description: "number of blocks of the subsample (correlation ≈ 1 − 1/G)",
+    kind: ParamKind::Int {
+        default: 100,
+        min: 1,
+        max: usize::MAX,
     },
-    ParamSpec {
-        key: "eps",
-        description: "leapfrog step size (automatic: dual averaging in warm-up)",
-        kind: ParamKind::Real {
-            default: NAN,
-            min: 0.0,
-            max: f64::INFINITY,
-        },
+};
+
+const P_EPS: ParamSpec = ParamSpec {
+    key: "eps",
+    description: "leapfrog step size (automatic: dual averaging in warm-up)",
+    kind: ParamKind::Real {
+        default: NAN,
+        min: 0.0,
+        max: f64::INFINITY,
     },
-    ParamSpec {
-        key: "L",
-        description: "leapfrog steps (automatic: round(traj_len / eps))",
-        kind: ParamKind::Int {
-            default: 0,
-            min: 1,
-            max: 10_000,
-        },
+};
+
+const P_L: ParamSpec = ParamSpec {
+    key: "L",
+    description: "leapfrog steps (automatic: round(traj_len / eps))",
+    kind: ParamKind::Int {
+        default: 0,
+        min: 1,
+        max: 10_000,
     },
-    ParamSpec {
-        key: "sigma2_target",
-        description: "target variance of the log-likelihood estimator when choosing m",
-        kind: ParamKind::Real {
-            default: 1.0,
-            min: 0.0,
-            max: f64::INFINITY,
-        },
+};
+
+const P_SIGMA2: ParamSpec = ParamSpec {
+    key: "sigma2_target",
+    description: "target variance of the log-likelihood estimator when choosing m",
+    kind: ParamKind::Real {
+        default: 1.0,
+        min: 0.0,
+        max: f64::INFINITY,
     },
-    ParamSpec {
-        key: "target_accept",
-        description: "dual-averaging acceptance target",
-        kind: ParamKind::Real {
-            default: 0.8,
-            min: 0.0,
-            max: 1.0,
-        },
+};
+
+const P_ACCEPT: ParamSpec = ParamSpec {
+    key: "target_accept",
+    description: "dual-averaging acceptance target",
+    kind: ParamKind::Real {
+        default: 0.8,
+        min: 0.0,
+        max: 1.0,
     },
-    ParamSpec {
-        key: "traj_len",
-        description: "trajectory length eps·L when L is automatic",
-        kind: ParamKind::Real {
-            default: 1.2,
-            min: 0.0,
-            max: f64::INFINITY,
-        },
+};
+
+const P_TRAJ: ParamSpec = ParamSpec {
+    key: "traj_len",
+    description: "trajectory length eps·L when L is automatic",
+    kind: ParamKind::Real {
+        default: 1.2,
+        min: 0.0,
+        max: f64::INFINITY,
     },
-    ParamSpec {
-        key: "recentre",
-        description: "move the control-variate centre to the mean of warm-up draws",
-        kind: ParamKind::Bool(true),
+};
+
+const P_RECENTRE: ParamSpec = ParamSpec {
+    key: "recentre",
+    description: "move the control-variate centre to the mean of warm-up draws",
+    kind: ParamKind::Bool(true),
+};
+
+const P_SUBSET: ParamSpec = ParamSpec {
+    key: "centre_subset",
+    description: "fraction of the data whose mode is the initial centre",
+    kind: ParamKind::Real {
+        default: 0.01,
+        min: 0.0,
+        max: 1.0,
     },
-    ParamSpec {
-        key: "centre_subset",
-        description: "fraction of the data whose mode is the initial centre",
-        kind: ParamKind::Real {
-            default: 0.01,
-            min: 0.0,
-            max: 1.0,
-        },
+};
+
+const P_WINDOWS: ParamSpec = ParamSpec {
+    key: "windows",
+    description: "warm-up windows (centre, metric and m refreshed between windows)",
+    kind: ParamKind::Int {
+        default: 5,
+        min: 1,
+        max: 1000,
     },
-    ParamSpec {
-        key: "windows",
-        description: "warm-up windows (centre, metric and m refreshed between windows)",
-        kind: ParamKind::Int {
-            default: 5,
-            min: 1,
-            max: 1000,
-        },
+};
+
+const P_LAMBDA: ParamSpec = ParamSpec {
+    key: "lambda",
+    description: "block-Poisson products (signed; automatic ≈ σ² of a mini-batch)",
+    kind: ParamKind::Int {
+        default: 0,
+        min: 1,
+        max: 1_000_000,
     },
-    ParamSpec {
-        key: "lambda",
-        description: "block-Poisson products (signed; automatic ≈ σ² of a mini-batch)",
-        kind: ParamKind::Int {
-            default: 0,
-            min: 1,
-            max: 1_000_000,
-        },
+};
+
+const P_A: ParamSpec = ParamSpec {
+    key: "a",
+    description: "block-Poisson soft lower bound (signed; automatic d(θ̄) − λ)",
+    kind: ParamKind::Real {
+        default: NAN,
+        min: f64::NEG_INFINITY,
+        max: f64::INFINITY,
     },
-    ParamSpec {
-        key: "a",
-        description: "block-Poisson soft lower bound (signed; automatic d(θ̄) − λ)",
-        kind: ParamKind::Real {
-            default: NAN,
-            min: f64::NEG_INFINITY,
-            max: f64::INFINITY,
-        },
+};
+
+const P_KAPPA: ParamSpec = ParamSpec {
+    key: "kappa",
+    description: "block-Poisson products redrawn per u-update (signed)",
+    kind: ParamKind::Int {
+        default: 1,
+        min: 1,
+        max: 1_000_000,
     },
-    ParamSpec {
-        key: "kappa",
-        description: "block-Poisson products redrawn per u-update (signed)",
-        kind: ParamKind::Int {
-            default: 1,
-            min: 1,
-            max: 1_000_000,
-        },
+};
+
+const P_M_WARMUP: ParamSpec = ParamSpec {
+    key: "m_warmup",
+    description: "subsample size of the perturbed warm-up of the signed sampler (automatic)",
+    kind: ParamKind::Int {
+        default: 0,
+        min: 1,
+        max: usize::MAX,
     },
-    ParamSpec {
-        key: "m_warmup",
-        description: "subsample size of the perturbed warm-up of the signed sampler (automatic)",
-        kind: ParamKind::Int {
-            default: 0,
-            min: 1,
-            max: usize::MAX,
-        },
+};
+
+const P_M_SIGNED: ParamSpec = ParamSpec {
+    key: "m",
+    description: "block-Poisson mini-batch size",
+    kind: ParamKind::Int {
+        default: 30,
+        min: 1,
+        max: usize::MAX,
     },
-];
+};
 
 /// Registry entry of `hmc-ecs`.
-pub static HMC_ECS_INFO: SamplerInfo = SamplerInfo {
+pub const HMC_ECS_INFO: SamplerInfo = SamplerInfo {
     name: "hmc-ecs",
     description: "HMC with energy-conserving subsampling, perturbed (Dang et al. 2019)",
     exact: false,
     signed: false,
     models: &[],
-    params: &COMMON_PARAMS,
+    params: &[
+        P_ORDER, P_M, P_G, P_EPS, P_L, P_SIGMA2, P_ACCEPT, P_TRAJ, P_RECENTRE, P_SUBSET, P_WINDOWS,
+    ],
 };
 
 /// Registry entry of `hmc-ecs-signed`.
-pub static HMC_ECS_SIGNED_INFO: SamplerInfo = SamplerInfo {
+pub const HMC_ECS_SIGNED_INFO: SamplerInfo = SamplerInfo {
     name: "hmc-ecs-signed",
     description: "HMC with energy-conserving subsampling, signed block-Poisson (Dang et al. 2019)",
     exact: true,
     signed: true,
     models: &[],
-    params: &COMMON_PARAMS,
+    params: &[
+        P_ORDER, P_M_SIGNED, P_LAMBDA, P_A, P_KAPPA, P_G, P_EPS, P_L, P_SIGMA2, P_ACCEPT, P_TRAJ,
+        P_RECENTRE, P_SUBSET, P_WINDOWS, P_M_WARMUP,
+    ],
 };
 
 /// Resolved HMC-ECS configuration.
@@ -860,7 +887,8 @@ impl Chain for EcsChain {
     }
 }
 
-/// Build an `hmc-ecs` (`signed = false`) or `hmc-ecs-signed` chain from registry settings.
+/// Build an `hmc-ecs` (`signed = false`) or `hmc-ecs-signed` chain from registry settings
+/// (every key must be one of the sampler's; an unknown key is an error).
 pub fn build_chain(
     config: &ChainConfig<'_>,
     model: Arc<dyn DataModel>,
@@ -868,5 +896,6 @@ pub fn build_chain(
     signed: bool,
 ) -> Result<Box<dyn Chain>, Error> {
     let cfg = EcsConfig::from_settings(config.settings, signed)?;
+    config.settings.check_all_used()?;
     Ok(Box::new(EcsChain::new(model, cfg, config.warmup, rng)?))
 }
