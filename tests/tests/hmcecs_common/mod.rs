@@ -257,6 +257,7 @@ pub struct EcsRun {
     pub warm_evals: u64,
     pub eps: f64,
     pub n_leapfrog: u32,
+    pub centre: Vec<f64>,
 }
 
 /// Build an HMC-ECS chain with `settings` (key=value pairs) and run it.
@@ -290,6 +291,7 @@ pub fn run_ecs(
         warm_evals: 0,
         eps: f64::NAN,
         n_leapfrog: 0,
+        centre: Vec::new(),
     };
     let (samp, warm) = run_chain(&mut chain, &mut rng, draws, |phase, _, theta, info| {
         if phase == Phase::Sampling {
@@ -305,6 +307,7 @@ pub fn run_ecs(
     });
     run.mean_evals = samp.lik_evals as f64 / draws as f64;
     run.warm_evals = warm.lik_evals + chain.setup_cost().lik_evals;
+    run.centre = chain.kernel().cv.centre().to_vec();
     run
 }
 
