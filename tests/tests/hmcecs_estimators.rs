@@ -269,3 +269,72 @@ fn e_block_poisson_is_unbiased_with_predicted_variance() {
     assert!((mean - 1.0).abs() <= 4.0 * se);
     assert!((var / predicted - 1.0).abs() <= 0.15);
 }
+
+#[test]
+fn f_leapfrog_is_reversible_and_second_order() {
+    use tallmc_core::kernel::hmcecs::{EcsEstimator, HmcEcs};
+    use tallmc_core::kernel::hmcecs_chain::metric_from_precision;
+    let (model, _) = logistic_data(50_000, 8, 17);
+    let (mode, prec) = posterior_mode(&model);
+    let centre = offset(&mode, &prec, 2.0);
+    let theta0 = offset(&mode, &prec, -1.0);
+    let cv = ControlVariates::new(&model, &centre, 2).unwrap();
+    let est = DiffEstimator::new(model.n(), 200, 10).unwrap();
+    let metric = metric_from_precision(&prec, 8);
+    let kernel = HmcEcs::new(cv, EcsEstimator::Perturbed(est), metric, 0.2, 6).unwrap();
+    let mut rng = chain_rng(10, 0);
+    let (st, _) = kernel.init_with(&mut rng, &model, &theta0, None).unwrap();
+    let mut v = vec![0.0; 8];
+    // reversibility: L steps forward, negate p, L steps back
+    let mut p0 = vec![0.0; 8];
+    kernel.metric.sample_momentum(&mut rng, &mut p0);
+    let mut theta = theta0.clone();
+    let mut p = p0.clone();
+    let mut mid = st.point.clone();
+    let (_, ok) = kernel.leapfrog(
+        &model, &st.u, &mut theta, &mut p, &st.point, &mut mid, 0.2, 6, &mut v,
+    );
+    assert!(ok);
+    p.iter_mut().for_each(|x| *x = -*x);
+    let mut back = mid.clone();
+    let (_, ok) = kernel.leapfrog(
+        &model, &st.u, &mut theta, &mut p, &mid, &mut back, 0.2, 6, &mut v,
+    );
+    assert!(ok);
+    let dtheta = theta
+        .iter()
+        .zip(&theta0)
+        .map(|(a, b)| (a - b).abs())
+        .fold(0.0, f64::max);
+    let dp = p
+        .iter()
+        .zip(&p0)
+        .map(|(a, b)| (a + b).abs())
+        .fold(0.0, f64::max);
+    println!("reversibility: max|Δθ| = {dtheta:.2e}, max|Δp| = {dp:.2e}");
+    assert!(dtheta <= 1e-10 && dp <= 1e-10);
+    // energy error at fixed u is O(ε²): same trajectory length 1.2 with ε and ε/2
+    let mut err = [0.0; 2];
+    for rep in 0..50 {
+        kernel.metric.sample_momentum(&mut rng, &mut p0);
+        for (k, (eps, steps)) in [(0.2, 6), (0.1, 12)].into_iter().enumerate() {
+            let mut theta = theta0.clone();
+            let mut p = p0.clone();
+            let mut end = st.point.clone();
+            let h0 = st.point.potential + kernel.metric.kinetic(&p0);
+            kernel.leapfrog(
+                &model, &st.u, &mut theta, &mut p, &st.point, &mut end, eps, steps, &mut v,
+            );
+            let h1 = end.potential + kernel.metric.kinetic(&p);
+            err[k] += (h1 - h0).abs() / 50.0;
+        }
+        let _ = rep;
+    }
+    println!(
+        "mean |ΔĤ|: ε = 0.2: {:.3e}, ε = 0.1: {:.3e}, ratio {:.2}",
+        err[0],
+        err[1],
+        err[0] / err[1]
+    );
+    assert!((3.0..=5.0).contains(&(err[0] / err[1])));
+}

@@ -79,3 +79,37 @@ fn second_order_matches_full_hmc() {
 fn first_order_matches_full_hmc() {
     check(1, 0.9);
 }
+
+/// No settings at all: subset-mode centre, recentring, automatic m, dual averaging (δ = 0.8).
+#[test]
+fn defaults_need_no_tuning() {
+    let (glm, _) = logistic_data(N, D, 2024);
+    let rf = logistic_reference(&glm, 2024, R_REF);
+    let model: Arc<dyn DataModel> = Arc::new(glm);
+    let run = run_ecs(model, false, &[], 1000, 4_000, 8);
+    let mut max_dm: f64 = 0.0;
+    let (mut lo, mut hi) = (f64::INFINITY, 0.0f64);
+    for j in 0..D {
+        let (m, v) = mean_var(&column(&run.draws, j));
+        max_dm = max_dm.max((m - rf.mean[j]).abs() / rf.sd[j]);
+        lo = lo.min(v.sqrt() / rf.sd[j]);
+        hi = hi.max(v.sqrt() / rf.sd[j]);
+    }
+    println!(
+        "defaults: ε {:.3}, L {}, α_θ {:.3}, α_u {:.3}, σ̂² median {:.2e}, evals/iter {:.0}, \
+         warm-up+setup evals {} ({:.1} full passes), max|Δmean|/sd {max_dm:.3}, sd ratio [{lo:.3}, {hi:.3}]",
+        run.eps,
+        run.n_leapfrog,
+        run.accept,
+        run.u_accept,
+        median(&run.extra0),
+        run.mean_evals,
+        run.warm_evals,
+        run.warm_evals as f64 / N as f64
+    );
+    assert!(max_dm <= 0.15 && lo >= 0.9 && hi <= 1.1);
+    assert!(run.accept >= 0.6, "α_θ {}", run.accept);
+    assert!(run.u_accept >= 0.9, "α_u {}", run.u_accept);
+    // no full-data work after warm-up
+    assert!(run.max_evals < N as u64 / 2);
+}

@@ -24,6 +24,7 @@
 
 use super::hmcecs::{EcsEstimator, HmcEcs, HmcEcsState};
 use super::{Kernel, Metric, StepInfo};
+use crate::adapt::dual_averaging::DualAveraging;
 use crate::chain::{Chain, Cost};
 use crate::error::Error;
 use crate::estimator::{BlockPoisson, ControlVariates, DiffEstimator};
@@ -342,52 +343,6 @@ fn opt_usize(s: &Settings, key: &str, lo: usize) -> Result<Option<usize>, Error>
     }
 }
 
-/// Dual averaging of log ε (Hoffman & Gelman 2014, Algorithm 5).
-///
-/// # Formula
-/// H̄ₜ = (1 − 1/(t+t₀))H̄ₜ₋₁ + (δ − αₜ)/(t+t₀), log εₜ = μ − (√t/γ)H̄ₜ,
-/// log ε̄ₜ = t^{−κ} log εₜ + (1 − t^{−κ}) log ε̄ₜ₋₁, μ = log(10ε₀), γ = 0.05, t₀ = 10, κ = 0.75.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct DualAveraging {
-    mu: f64,
-    hbar: f64,
-    log_eps_bar: f64,
-    t: f64,
-    delta: f64,
-}
-
-impl DualAveraging {
-    /// Start from ε₀ with target δ.
-    pub fn new(eps0: f64, delta: f64) -> Self {
-        DualAveraging {
-            mu: math::ln(10.0 * eps0),
-            hbar: 0.0,
-            log_eps_bar: math::ln(eps0),
-            t: 0.0,
-            delta,
-        }
-    }
-    /// Update with an acceptance probability; returns the next ε.
-    pub fn update(&mut self, alpha: f64) -> f64 {
-        let alpha = if alpha.is_finite() {
-            alpha.clamp(0.0, 1.0)
-        } else {
-            0.0
-        };
-        self.t += 1.0;
-        let w = 1.0 / (self.t + 10.0);
-        self.hbar = (1.0 - w) * self.hbar + w * (self.delta - alpha);
-        let log_eps = self.mu - math::sqrt(self.t) / 0.05 * self.hbar;
-        let x = math::pow(self.t, -0.75);
-        self.log_eps_bar = x * log_eps + (1.0 - x) * self.log_eps_bar;
-        math::exp(log_eps.clamp(-30.0, 10.0))
-    }
-    /// The averaged ε̄ (the value to freeze).
-    pub fn final_eps(&self) -> f64 {
-        math::exp(self.log_eps_bar.clamp(-30.0, 10.0))
-    }
-}
-
 /// Posterior mode of the subset `idx` with the likelihood scaled by n/|idx|, by damped Newton.
 /// Returns (mode, negative Hessian at the mode, per-datum evaluations used).
 pub fn subset_mode(
@@ -593,7 +548,7 @@ impl EcsChain {
         setup.lik_evals += ev;
         setup.grad_evals += ev;
         let da = if cfg.eps.is_none() && warmup > 0 {
-            Some(DualAveraging::new(eps0, cfg.target_accept))
+            Some(DualAveraging::new(cfg.target_accept, eps0))
         } else {
             None
         };
@@ -764,8 +719,8 @@ impl EcsChain {
         evals += self.kernel.refresh(rng, model, &mut self.state);
         if self.da.is_some() {
             self.da = Some(DualAveraging::new(
-                self.kernel.step_size,
                 self.cfg.target_accept,
+                self.kernel.step_size,
             ));
         }
         self.window.clear();
@@ -775,7 +730,7 @@ impl EcsChain {
     fn finish_warmup(&mut self, rng: &mut ChainRng) -> u64 {
         let mut evals = 0;
         if let Some(da) = &self.da {
-            let eps = da.final_eps();
+            let eps = da.final_step_size().clamp(1e-10, 1e3);
             self.kernel.step_size = eps;
             if self.cfg.n_leapfrog.is_none() {
                 self.kernel.n_leapfrog = Self::auto_l(self.cfg.traj_len, eps);
@@ -849,7 +804,7 @@ impl Chain for EcsChain {
         if self.iter < self.warmup {
             let mut extra = 0u64;
             if let Some(da) = &mut self.da {
-                let eps = da.update(info.accept_prob);
+                let eps = da.update(info.accept_prob).clamp(1e-10, 1e3);
                 self.kernel.step_size = eps;
                 if self.cfg.n_leapfrog.is_none() {
                     self.kernel.n_leapfrog = Self::auto_l(self.cfg.traj_len, eps);
