@@ -175,6 +175,7 @@ impl DiffEstimator {
 
     /// `out` ← `cur` with block g replaced by the indices `new_idx` (m/G joint evaluations at the
     /// same θ that `cur` was evaluated at). The gradient is computed when `cur` has one.
+    #[allow(clippy::too_many_arguments)]
     pub fn replace_block(
         &self,
         model: &dyn DataModel,
@@ -281,7 +282,7 @@ pub fn estimate(
 /// The subsample size m that gives σ² = n²·Var_k(d_k(θ))/m = `target` at θ, from the differences
 /// `ds` of a pilot sample at θ (ω = 1/n, sampling with replacement). At least 1.
 pub fn m_for_target(n: usize, ds: &[f64], target: f64) -> usize {
-    if ds.len() < 2 || !(target > 0.0) {
+    if ds.len() < 2 || target.is_nan() || target <= 0.0 {
         return 1;
     }
     let k = ds.len() as f64;

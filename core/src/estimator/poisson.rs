@@ -209,7 +209,11 @@ impl BlockPoisson {
             out.proxy_grad.resize(d, 0.0);
             out.grad.resize(d, 0.0);
         }
-        if u.products.len() != self.lambda || u.products.iter().any(|p| p.len() % self.m != 0) {
+        if u.products.len() != self.lambda
+            || u.products
+                .iter()
+                .any(|p| (p.len() / self.m) * self.m != p.len())
+        {
             out.log_abs = f64::NAN;
             out.sign = 1.0;
             return;
@@ -243,7 +247,10 @@ impl BlockPoisson {
         out.clone_from(cur);
         out.dbuf = dbuf;
         out.gbuf = gbuf;
-        if l >= self.lambda || new_idx.len() % self.m != 0 || out.logabs.len() != self.lambda {
+        if l >= self.lambda
+            || (new_idx.len() / self.m) * self.m != new_idx.len()
+            || out.logabs.len() != self.lambda
+        {
             out.log_abs = f64::NAN;
             return;
         }

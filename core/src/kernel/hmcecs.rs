@@ -323,7 +323,9 @@ impl HmcEcs {
             (EcsEstimator::Perturbed(e), Subsample::Diff(v)) => v.len() == e.m(),
             (EcsEstimator::Signed { est, .. }, Subsample::Poisson(p)) => {
                 p.products.len() == est.lambda()
-                    && p.products.iter().all(|q| q.len() % est.m() == 0)
+                    && p.products
+                        .iter()
+                        .all(|q| (q.len() / est.m()) * est.m() == q.len())
             }
             _ => false,
         };

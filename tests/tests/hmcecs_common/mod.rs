@@ -141,69 +141,6 @@ pub fn mean_var(x: &[f64]) -> (f64, f64) {
     (m, v)
 }
 
-/// Full-data HMC with M = `prec` (precision), fixed ε and L: the reference posterior.
-/// Returns (draws, mean acceptance).
-pub fn full_hmc(
-    model: &dyn DataModel,
-    start: &[f64],
-    prec: &[f64],
-    eps: f64,
-    n_leapfrog: usize,
-    warmup: usize,
-    draws: usize,
-    seed: u64,
-) -> (Vec<Vec<f64>>, f64) {
-    use tallmc_core::kernel::hmcecs_chain::metric_from_precision;
-    use tallmc_core::model::{FullData, LogDensity};
-    let d = start.len();
-    let target = FullData::new(model);
-    let metric = metric_from_precision(prec, d);
-    let mut rng = chain_rng(seed, 0);
-    let mut theta = start.to_vec();
-    let mut g = vec![0.0; d];
-    let mut lp = target.log_density_grad(&theta, &mut g);
-    let (mut p, mut v) = (vec![0.0; d], vec![0.0; d]);
-    let mut out = Vec::with_capacity(draws);
-    let mut acc = 0.0;
-    for it in 0..warmup + draws {
-        metric.sample_momentum(&mut rng, &mut p);
-        let h0 = -lp + metric.kinetic(&p);
-        let mut t = theta.clone();
-        let mut gt = g.clone();
-        let mut lpt = lp;
-        for l in 0..n_leapfrog {
-            for i in 0..d {
-                p[i] += 0.5 * eps * gt[i];
-            }
-            metric.velocity(&p, &mut v);
-            for i in 0..d {
-                t[i] += eps * v[i];
-            }
-            lpt = target.log_density_grad(&t, &mut gt);
-            for i in 0..d {
-                p[i] += 0.5 * eps * gt[i];
-            }
-            let _ = l;
-        }
-        let h1 = -lpt + metric.kinetic(&p);
-        let a = if h1.is_finite() {
-            (h0 - h1).min(0.0).exp()
-        } else {
-            0.0
-        };
-        if uniform(&mut rng) < a {
-            theta = t;
-            g = gt;
-            lp = lpt;
-        }
-        if it >= warmup {
-            acc += a;
-            out.push(theta.clone());
-        }
-    }
-    (out, acc / draws as f64)
-}
-
 /// Column j of a draw matrix.
 pub fn column(draws: &[Vec<f64>], j: usize) -> Vec<f64> {
     draws.iter().map(|t| t[j]).collect()
@@ -213,7 +150,7 @@ pub fn column(draws: &[Vec<f64>], j: usize) -> Vec<f64> {
 pub fn inefficiency(x: &[f64]) -> f64 {
     let n = x.len();
     let (m, v) = mean_var(x);
-    if !(v > 0.0) {
+    if v.is_nan() || v <= 0.0 {
         return f64::NAN;
     }
     let rho = |k: usize| -> f64 {
@@ -318,8 +255,9 @@ pub fn median(x: &[f64]) -> f64 {
     v[v.len() / 2]
 }
 
-/// Full-data HMC for the logistic GLM with a hand-fused gradient (one exp per datum):
-/// the same algorithm as [`full_hmc`], only faster.
+/// Full-data HMC for the logistic GLM with a hand-fused gradient (one exp per datum),
+/// M = `prec` (precision), fixed ε and L. Returns (draws, mean acceptance).
+#[allow(clippy::too_many_arguments)]
 pub fn logistic_full_hmc(
     glm: &Glm<Logistic>,
     start: &[f64],
