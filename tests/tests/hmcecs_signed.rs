@@ -107,3 +107,35 @@ fn too_few_products_show_in_ct_factor() {
     assert!(t <= 0.8, "τ̂ {t}");
     assert!(ct > 20.0, "CT factor {ct}");
 }
+
+/// No settings: recentred centre, automatic λ (≈ σ² at warm-up draws, at least 10) and
+/// a = d(θ̄) − λ from the warm-up mean.
+#[test]
+fn signed_defaults_need_no_tuning() {
+    let (glm, _) = logistic_data(N, D, 2024);
+    let rf = logistic_reference(&glm, 2024, 4_000);
+    let model: Arc<dyn DataModel> = Arc::new(glm);
+    let run = run_ecs(model, true, &[], 1000, 4_000, 6);
+    let t = tau(&run);
+    let mut max_dm: f64 = 0.0;
+    let (mut lo, mut hi) = (f64::INFINITY, 0.0f64);
+    for j in 0..D {
+        let (m, sd) = weighted_mean_sd(&column(&run.draws, j), &run.signs);
+        max_dm = max_dm.max((m - rf.mean[j]).abs() / rf.sd[j]);
+        lo = lo.min(sd / rf.sd[j]);
+        hi = hi.max(sd / rf.sd[j]);
+    }
+    println!(
+        "signed defaults: τ̂ {t:.4}, ε {:.3}, L {}, α_θ {:.3}, α_u {:.3}, mini-batches/iter {:.1}, \
+         evals/iter {:.0}, max|Δmean|/sd {max_dm:.3}, sd ratio [{lo:.3}, {hi:.3}]",
+        run.eps,
+        run.n_leapfrog,
+        run.accept,
+        run.u_accept,
+        run.extra0.iter().sum::<f64>() / run.extra0.len() as f64,
+        run.mean_evals
+    );
+    assert!(t >= 0.98, "τ̂ {t}");
+    assert!(max_dm <= 0.15 && lo >= 0.9 && hi <= 1.1);
+    assert!(run.u_accept >= 0.85, "α_u {}", run.u_accept);
+}
