@@ -113,3 +113,30 @@ fn defaults_need_no_tuning() {
     // no full-data work after warm-up
     assert!(run.max_evals < N as u64 / 2);
 }
+
+/// The θ-step by NUTS on the same fixed-u Hamiltonian (`trajectory=nuts`), otherwise defaults.
+#[test]
+fn nuts_trajectory_matches_full_hmc() {
+    let (glm, _) = logistic_data(N, D, 2024);
+    let rf = logistic_reference(&glm, 2024, R_REF);
+    let model: Arc<dyn DataModel> = Arc::new(glm);
+    let run = run_ecs(model, false, &["trajectory=nuts"], 1000, 4_000, 9);
+    let mut max_dm: f64 = 0.0;
+    let (mut lo, mut hi) = (f64::INFINITY, 0.0f64);
+    let mut ifs = 0.0;
+    for j in 0..D {
+        let c = column(&run.draws, j);
+        let (m, v) = mean_var(&c);
+        max_dm = max_dm.max((m - rf.mean[j]).abs() / rf.sd[j]);
+        lo = lo.min(v.sqrt() / rf.sd[j]);
+        hi = hi.max(v.sqrt() / rf.sd[j]);
+        ifs += inefficiency(&c) / D as f64;
+    }
+    println!(
+        "nuts: ε {:.3}, mean accept stat {:.3}, α_u {:.3}, IF {ifs:.2}, evals/iter {:.0}, \
+         max|Δmean|/sd {max_dm:.3}, sd ratio [{lo:.3}, {hi:.3}]",
+        run.eps, run.accept, run.u_accept, run.mean_evals
+    );
+    assert!(max_dm <= 0.15 && lo >= 0.9 && hi <= 1.1);
+    assert!(run.u_accept >= 0.9, "α_u {}", run.u_accept);
+}

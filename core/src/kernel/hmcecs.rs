@@ -29,7 +29,7 @@ use crate::estimator::{
     BlockPoisson, ControlVariates, DiffEstimator, DiffEval, PoissonEval, PoissonSample,
 };
 use crate::math;
-use crate::model::DataModel;
+use crate::model::{DataModel, LogDensity};
 use crate::rng::{uniform, uniform_index, Rng};
 use alloc::vec;
 use alloc::vec::Vec;
@@ -108,6 +108,15 @@ pub struct EcsPoint {
     pub grad: Vec<f64>,
 }
 
+/// How the θ-step moves with u fixed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Trajectory {
+    /// L leapfrog steps and a Metropolis test (Algorithm 1 of the paper).
+    Static,
+    /// The No-U-Turn sampler on the same fixed-u Hamiltonian, with this maximum tree depth.
+    Nuts(usize),
+}
+
 /// HMC-ECS parameters: control variates, estimator, metric, ε, L.
 #[derive(Debug, Clone)]
 pub struct HmcEcs {
@@ -119,8 +128,50 @@ pub struct HmcEcs {
     pub metric: Metric,
     /// Step size ε.
     pub step_size: f64,
-    /// Leapfrog steps L.
+    /// Leapfrog steps L (static trajectories).
     pub n_leapfrog: usize,
+    /// Static L or NUTS.
+    pub trajectory: Trajectory,
+}
+
+/// The fixed-u potential as a log density −Û(θ; u), so any kernel over a
+/// [`LogDensity`] (NUTS) can move θ with the energy-conserving Hamiltonian.
+struct FixedU<'a> {
+    kernel: &'a HmcEcs,
+    model: &'a dyn DataModel,
+    u: &'a Subsample,
+    scratch: core::cell::RefCell<EcsPoint>,
+    evals_per_call: u64,
+}
+
+impl LogDensity for FixedU<'_> {
+    fn dim(&self) -> usize {
+        self.model.dim()
+    }
+    fn log_density(&self, theta: &[f64]) -> f64 {
+        let mut s = self.scratch.borrow_mut();
+        self.kernel.evaluate(self.model, theta, self.u, &mut s);
+        finite_or_neg_inf(-s.potential)
+    }
+    fn log_density_grad(&self, theta: &[f64], grad: &mut [f64]) -> f64 {
+        let mut s = self.scratch.borrow_mut();
+        self.kernel.evaluate(self.model, theta, self.u, &mut s);
+        for (g, x) in grad.iter_mut().zip(&s.grad) {
+            *g = -x;
+        }
+        finite_or_neg_inf(-s.potential)
+    }
+    fn evals_per_call(&self) -> u64 {
+        self.evals_per_call
+    }
+}
+
+fn finite_or_neg_inf(x: f64) -> f64 {
+    if x.is_nan() {
+        f64::NEG_INFINITY
+    } else {
+        x
+    }
 }
 
 /// Chain state: θ, u, the estimator at (θ, u) and scratch buffers.
@@ -185,7 +236,60 @@ impl HmcEcs {
             metric,
             step_size,
             n_leapfrog,
+            trajectory: Trajectory::Static,
         })
+    }
+
+    /// Use NUTS (maximum tree depth in 1..=30) instead of a static trajectory for the θ-step.
+    pub fn with_nuts(mut self, max_depth: usize) -> Result<Self, Error> {
+        if !(1..=30).contains(&max_depth) {
+            return Err(Error::setting("max_depth", "must be in 1..=30"));
+        }
+        self.trajectory = Trajectory::Nuts(max_depth);
+        Ok(self)
+    }
+
+    /// The θ-step by NUTS on the fixed-u Hamiltonian; returns (info, evaluations).
+    fn nuts_step<R: Rng + ?Sized>(
+        &self,
+        rng: &mut R,
+        model: &dyn DataModel,
+        st: &mut HmcEcsState,
+        max_depth: usize,
+    ) -> StepInfo {
+        let Ok(nuts) = super::Nuts::new(self.step_size, self.metric.clone(), max_depth) else {
+            return StepInfo {
+                divergent: true,
+                ..StepInfo::default()
+            };
+        };
+        let per = match &st.u {
+            Subsample::Diff(v) => v.len(),
+            Subsample::Poisson(p) => p.total(),
+        } as u64;
+        let target = FixedU {
+            kernel: self,
+            model,
+            u: &st.u,
+            scratch: core::cell::RefCell::new(st.prop.clone()),
+            evals_per_call: per,
+        };
+        let d = st.theta.len();
+        let mut z = super::leapfrog::PhasePoint {
+            q: st.theta.clone(),
+            p: vec![0.0; d],
+            grad: st.point.grad.iter().map(|g| -g).collect(),
+            log_density: -st.point.potential,
+        };
+        let mut info = Kernel::<FixedU<'_>>::step(&nuts, rng, &target, &mut z);
+        if z.q != st.theta {
+            // the estimator's running sums must belong to the new θ
+            st.theta.copy_from_slice(&z.q);
+            let e = self.evaluate(model, &st.theta, &st.u, &mut st.point);
+            info.lik_evals += e;
+            info.grad_evals += e;
+        }
+        info
     }
 
     /// Data fraction of a subsample: (indices in u) / n.
@@ -486,6 +590,17 @@ impl Kernel<dyn DataModel> for HmcEcs {
         st: &mut HmcEcsState,
     ) -> StepInfo {
         let (u_acc, u_evals) = self.u_step(rng, target, st);
+        if let Trajectory::Nuts(depth) = self.trajectory {
+            let mut info = self.nuts_step(rng, target, st, depth);
+            let tree_depth = info.extra[0];
+            info.lik_evals += u_evals;
+            info.grad_evals += u_evals;
+            info.energy = st.point.potential;
+            info.sign = st.point.eval.sign();
+            info.extra = self.extras(st, u_acc);
+            info.extra[3] = tree_depth;
+            return info;
+        }
         // HMC for θ given u
         let d = st.theta.len();
         self.metric.sample_momentum(rng, &mut st.p);
@@ -524,23 +639,29 @@ impl Kernel<dyn DataModel> for HmcEcs {
             step_size: self.step_size,
             energy: st.point.potential,
             sign: st.point.eval.sign(),
-            extra: [
-                match &st.point.eval {
-                    EcsEval::Diff(e) => e.sigma2,
-                    EcsEval::Poisson(_) => match &st.u {
-                        Subsample::Poisson(p) => (p.total() / self.estimator_m()) as f64,
-                        _ => f64::NAN,
-                    },
-                },
-                u_acc,
-                self.data_fraction(&st.u),
-                f64::NAN,
-            ],
+            extra: self.extras(st, u_acc),
         }
     }
 }
 
 impl HmcEcs {
+    /// [σ̂² (perturbed) or number of mini-batches (signed), u-acceptance, data fraction, tree
+    /// depth (NUTS) or NaN].
+    fn extras(&self, st: &HmcEcsState, u_acc: f64) -> [f64; 4] {
+        [
+            match &st.point.eval {
+                EcsEval::Diff(e) => e.sigma2,
+                EcsEval::Poisson(_) => match &st.u {
+                    Subsample::Poisson(p) => (p.total() / self.estimator_m()) as f64,
+                    _ => f64::NAN,
+                },
+            },
+            u_acc,
+            self.data_fraction(&st.u),
+            f64::NAN,
+        ]
+    }
+
     fn estimator_m(&self) -> usize {
         match &self.estimator {
             EcsEstimator::Perturbed(e) => e.m().max(1),

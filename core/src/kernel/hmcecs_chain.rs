@@ -17,7 +17,8 @@
 //!
 //! Every setting can be overridden: `order`, `m`, `G`, `eps` (alias `step_size`), `L`,
 //! `lambda`, `a`, `kappa`, `sigma2_target`, `target_accept`, `traj_len`, `recentre`,
-//! `centre_subset`, `windows`, `m_warmup` (signed only).
+//! `centre_subset`, `windows`, `trajectory` (`static` | `nuts`), `max_depth`, `m_warmup`
+//! (signed only).
 //!
 //! ## References
 //! Dang et al. (2019), JMLR 20(100), §6.3; Hoffman & Gelman (2014), JMLR 15, Algorithm 5.
@@ -189,6 +190,22 @@ const P_M_WARMUP: ParamSpec = ParamSpec {
     },
 };
 
+const P_TRAJECTORY: ParamSpec = ParamSpec {
+    key: "trajectory",
+    description: "θ-step given u: static (L leapfrog steps) or nuts",
+    kind: ParamKind::Choice(&["static", "nuts"]),
+};
+
+const P_MAX_DEPTH: ParamSpec = ParamSpec {
+    key: "max_depth",
+    description: "maximum NUTS tree depth (trajectory=nuts)",
+    kind: ParamKind::Int {
+        default: 10,
+        min: 1,
+        max: 30,
+    },
+};
+
 const P_M_SIGNED: ParamSpec = ParamSpec {
     key: "m",
     description: "block-Poisson mini-batch size",
@@ -207,7 +224,19 @@ pub const HMC_ECS_INFO: SamplerInfo = SamplerInfo {
     signed: false,
     models: &[],
     params: &[
-        P_ORDER, P_M, P_G, P_EPS, P_L, P_SIGMA2, P_ACCEPT, P_TRAJ, P_RECENTRE, P_SUBSET, P_WINDOWS,
+        P_ORDER,
+        P_M,
+        P_G,
+        P_EPS,
+        P_L,
+        P_TRAJECTORY,
+        P_MAX_DEPTH,
+        P_SIGMA2,
+        P_ACCEPT,
+        P_TRAJ,
+        P_RECENTRE,
+        P_SUBSET,
+        P_WINDOWS,
     ],
 };
 
@@ -219,8 +248,23 @@ pub const HMC_ECS_SIGNED_INFO: SamplerInfo = SamplerInfo {
     signed: true,
     models: &[],
     params: &[
-        P_ORDER, P_M_SIGNED, P_LAMBDA, P_A, P_KAPPA, P_G, P_EPS, P_L, P_SIGMA2, P_ACCEPT, P_TRAJ,
-        P_RECENTRE, P_SUBSET, P_WINDOWS, P_M_WARMUP,
+        P_ORDER,
+        P_M_SIGNED,
+        P_LAMBDA,
+        P_A,
+        P_KAPPA,
+        P_G,
+        P_EPS,
+        P_L,
+        P_TRAJECTORY,
+        P_MAX_DEPTH,
+        P_SIGMA2,
+        P_ACCEPT,
+        P_TRAJ,
+        P_RECENTRE,
+        P_SUBSET,
+        P_WINDOWS,
+        P_M_WARMUP,
     ],
 };
 
@@ -259,6 +303,8 @@ pub struct EcsConfig {
     pub a: Option<f64>,
     /// κ.
     pub kappa: usize,
+    /// NUTS with this maximum depth instead of a static trajectory.
+    pub nuts_depth: Option<usize>,
 }
 
 impl EcsConfig {
@@ -301,6 +347,10 @@ impl EcsConfig {
         } else {
             1
         };
+        let nuts_depth = match s.choice("trajectory", "static", &["static", "nuts"])? {
+            "nuts" => Some(s.usize_in("max_depth", 10, 1, 30)?),
+            _ => None,
+        };
         if let (Some(l), true) = (lambda, signed) {
             if kappa > l {
                 return Err(Error::setting("kappa", "must not exceed lambda"));
@@ -331,6 +381,7 @@ impl EcsConfig {
             lambda,
             a,
             kappa,
+            nuts_depth,
         })
     }
 }
@@ -543,7 +594,10 @@ impl EcsChain {
         let l0 = cfg
             .n_leapfrog
             .unwrap_or_else(|| Self::auto_l(cfg.traj_len, eps0));
-        let kernel = HmcEcs::new(cv, EcsEstimator::Perturbed(est), metric, eps0, l0)?;
+        let mut kernel = HmcEcs::new(cv, EcsEstimator::Perturbed(est), metric, eps0, l0)?;
+        if let Some(depth) = cfg.nuts_depth {
+            kernel = kernel.with_nuts(depth)?;
+        }
         let (state, ev) = kernel.init_with(rng, &*model, &centre, None)?;
         setup.lik_evals += ev;
         setup.grad_evals += ev;
@@ -787,11 +841,15 @@ impl Chain for EcsChain {
         self.names.clone()
     }
     fn extra_names(&self) -> Vec<&'static str> {
-        if self.cfg.signed {
+        let mut v = if self.cfg.signed {
             vec!["n_batches", "u_accept", "data_fraction"]
         } else {
             vec!["sigma2", "u_accept", "data_fraction"]
+        };
+        if self.cfg.nuts_depth.is_some() {
+            v.push("tree_depth");
         }
+        v
     }
     fn signed(&self) -> bool {
         self.cfg.signed
