@@ -357,6 +357,9 @@ pub struct Reference {
 /// The reference for the spec's synthetic logistic data (n, d, data seed), cached under
 /// CARGO_TARGET_TMPDIR so the test files share one computation (deterministic: fixed seeds).
 pub fn logistic_reference(glm: &Glm<Logistic>, data_seed: u64, draws: usize) -> Reference {
+    // tests of one binary run in parallel: compute once, the others wait and read the cache
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
     let d = glm.design.d;
     let path = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!(
         "hmcecs-ref-n{}-d{}-s{}-r{}-v1.txt",
