@@ -569,7 +569,12 @@ impl EcsChain {
             (0..sub_n).map(|_| uniform_index(rng, n)).collect()
         };
         let start = model.initial_point();
-        let (centre, sub_prec, ev) = subset_mode(&*model, &sub, &start)?;
+        // a failed Newton (non-concave subset posterior) falls back to the model's start
+        let (centre, sub_prec, ev) = match subset_mode(&*model, &sub, &start) {
+            Ok(r) => r,
+            Err(Error::Numerical(_)) => (start.clone(), crate::linalg::identity(d), 0),
+            Err(e) => return Err(e),
+        };
         setup.lik_evals += ev;
         setup.grad_evals += ev;
         // 2. control variates and the full-data metric at θ*
@@ -831,6 +836,30 @@ impl EcsChain {
     /// The kernel (frozen after warm-up).
     pub fn kernel(&self) -> &HmcEcs {
         &self.kernel
+    }
+
+    /// The resolved values of the automatic settings (final after warm-up), for `run.json`:
+    /// `eps`, `L`, `order`, and `m`, `G` (perturbed) or `m`, `lambda`, `a`, `kappa` (signed).
+    pub fn resolved(&self) -> Vec<(&'static str, f64)> {
+        let k = &self.kernel;
+        let mut v = vec![
+            ("eps", k.step_size),
+            ("L", k.n_leapfrog as f64),
+            ("order", k.cv.order() as f64),
+        ];
+        match &k.estimator {
+            EcsEstimator::Perturbed(e) => {
+                v.push(("m", e.m() as f64));
+                v.push(("G", e.blocks() as f64));
+            }
+            EcsEstimator::Signed { est, kappa } => {
+                v.push(("m", est.m() as f64));
+                v.push(("lambda", est.lambda() as f64));
+                v.push(("a", est.a()));
+                v.push(("kappa", *kappa as f64));
+            }
+        }
+        v
     }
 }
 
