@@ -23,6 +23,7 @@ pub mod data;
 pub mod diag;
 pub mod dist;
 pub mod error;
+pub mod estimator;
 pub mod kernel;
 pub mod linalg;
 pub mod math;

@@ -9,6 +9,8 @@ use crate::error::Error;
 use crate::rng::Rng;
 
 pub mod hmc;
+pub mod hmcecs;
+pub mod hmcecs_chain;
 pub mod leapfrog;
 pub mod mala;
 pub mod metric;

@@ -139,6 +139,8 @@ pub static SAMPLERS: &[SamplerInfo] = &[
             MAX_DEPTH,
         ],
     },
+    crate::kernel::hmcecs_chain::HMC_ECS_INFO,
+    crate::kernel::hmcecs_chain::HMC_ECS_SIGNED_INFO,
 ];
 
 /// The settings every exact sampler shares.
@@ -245,6 +247,10 @@ pub fn build(
     let d = model.dim();
     if d == 0 {
         return Err(Error::data("the model has no parameters"));
+    }
+    if let "hmc-ecs" | "hmc-ecs-signed" = config.sampler {
+        let signed = config.sampler == "hmc-ecs-signed";
+        return crate::kernel::hmcecs_chain::build_chain(config, model, rng, signed);
     }
     let accept = match config.sampler {
         "rwmh" => 0.234,

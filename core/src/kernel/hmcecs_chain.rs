@@ -1,0 +1,944 @@
+//! The HMC-ECS chain: warm-up that needs no babysitting, then a frozen HMC-ECS kernel.
+//!
+//! Warm-up (spec 000 §2.7, §3):
+//! 1. θ* = posterior mode of a random subset (default 1% of the data, at least 10·d + 100
+//!    points) by damped Newton with the likelihood scaled by n/ñ; the chain starts there.
+//! 2. One full pass at θ* gives the control variates and M = −∇²log π(θ*) (full data, precision).
+//! 3. m is chosen so that σ² = n²·Var_k(d_k(θ))/m meets `sigma2_target` at representative θ
+//!    (Laplace draws at first, then warm-up draws; never at θ* where d_k ≡ 0), estimated from a
+//!    pilot of 1000 random data at 5 such θ, and clamped to [max(G, 100), n].
+//! 4. The warm-up is split into `windows` equal windows; at the end of each window but the last,
+//!    θ* ← mean of the second half of the window's draws, then control variates, M and m are
+//!    recomputed (a full pass each, counted in the cost) and dual averaging restarts.
+//! 5. ε by dual averaging (δ = `target_accept`) with L = max(1, round(`traj_len`/ε)) unless
+//!    `eps`/`L` are set; ε̄ is frozen at the end of warm-up.
+//! 6. Signed variant: at the end of warm-up, with θ̄ the mean of the last window, a = d(θ̄) − λ
+//!    (one full pass) and λ ≈ σ²(θ) at warm-up draws for the mini-batch size m (default 30);
+//!    then the kernel switches to the block-Poisson estimator.
+//!
+//! Every setting can be overridden: `order`, `m`, `G`, `eps` (alias `step_size`), `L`,
+//! `lambda`, `a`, `kappa`, `sigma2_target`, `target_accept`, `traj_len`, `recentre`,
+//! `centre_subset`, `windows`, `trajectory` (`static` | `nuts`), `max_depth`, `m_warmup`
+//! (signed only).
+//!
+//! ## References
+//! Dang et al. (2019), JMLR 20(100), §6.3; Hoffman & Gelman (2014), JMLR 15, Algorithm 5.
+
+use super::hmcecs::{EcsEstimator, HmcEcs, HmcEcsState};
+use super::{Kernel, Metric, StepInfo};
+use crate::adapt::dual_averaging::DualAveraging;
+use crate::chain::{Chain, Cost};
+use crate::error::Error;
+use crate::estimator::{BlockPoisson, ControlVariates, DiffEstimator};
+use crate::linalg::Cholesky;
+use crate::math;
+use crate::model::DataModel;
+use crate::registry::{ChainConfig, ParamKind, ParamSpec, SamplerInfo};
+use crate::rng::{uniform_index, ChainRng};
+use crate::settings::Settings;
+use alloc::boxed::Box;
+use alloc::string::String;
+use alloc::sync::Arc;
+use alloc::vec;
+use alloc::vec::Vec;
+
+const NAN: f64 = f64::NAN;
+
+const P_ORDER: ParamSpec = ParamSpec {
+    key: "order",
+    description: "control-variate order (0, 1, 2)",
+    kind: ParamKind::Int {
+        default: 2,
+        min: 0,
+        max: 2,
+    },
+};
+
+const P_M: ParamSpec = ParamSpec {
+    key: "m",
+    description:
+        "subsample size (perturbed; automatic from sigma2_target) or mini-batch size (signed; 30)",
+    kind: ParamKind::Int {
+        default: 0,
+        min: 1,
+        max: usize::MAX,
+    },
+};
+
+const P_G: ParamSpec = ParamSpec {
+    key: "G",
+    description: "number of blocks of the subsample (correlation ≈ 1 − 1/G)",
+    kind: ParamKind::Int {
+        default: 100,
+        min: 1,
+        max: usize::MAX,
+    },
+};
+
+const P_EPS: ParamSpec = ParamSpec {
+    key: "eps",
+    description: "leapfrog step size (automatic: dual averaging in warm-up)",
+    kind: ParamKind::Real {
+        default: NAN,
+        min: 0.0,
+        max: f64::INFINITY,
+    },
+};
+
+const P_L: ParamSpec = ParamSpec {
+    key: "L",
+    description: "leapfrog steps (automatic: round(traj_len / eps))",
+    kind: ParamKind::Int {
+        default: 0,
+        min: 1,
+        max: 10_000,
+    },
+};
+
+const P_SIGMA2: ParamSpec = ParamSpec {
+    key: "sigma2_target",
+    description: "target variance of the log-likelihood estimator when choosing m",
+    kind: ParamKind::Real {
+        default: 1.0,
+        min: 0.0,
+        max: f64::INFINITY,
+    },
+};
+
+const P_ACCEPT: ParamSpec = ParamSpec {
+    key: "target_accept",
+    description: "dual-averaging acceptance target",
+    kind: ParamKind::Real {
+        default: 0.8,
+        min: 0.0,
+        max: 1.0,
+    },
+};
+
+const P_TRAJ: ParamSpec = ParamSpec {
+    key: "traj_len",
+    description: "trajectory length eps·L when L is automatic",
+    kind: ParamKind::Real {
+        default: 1.2,
+        min: 0.0,
+        max: f64::INFINITY,
+    },
+};
+
+const P_RECENTRE: ParamSpec = ParamSpec {
+    key: "recentre",
+    description: "move the control-variate centre to the mean of warm-up draws",
+    kind: ParamKind::Bool(true),
+};
+
+const P_SUBSET: ParamSpec = ParamSpec {
+    key: "centre_subset",
+    description: "fraction of the data whose mode is the initial centre",
+    kind: ParamKind::Real {
+        default: 0.01,
+        min: 0.0,
+        max: 1.0,
+    },
+};
+
+const P_WINDOWS: ParamSpec = ParamSpec {
+    key: "windows",
+    description: "warm-up windows (centre, metric and m refreshed between windows)",
+    kind: ParamKind::Int {
+        default: 5,
+        min: 1,
+        max: 1000,
+    },
+};
+
+const P_LAMBDA: ParamSpec = ParamSpec {
+    key: "lambda",
+    description: "block-Poisson products (signed; automatic ≈ σ² of a mini-batch)",
+    kind: ParamKind::Int {
+        default: 0,
+        min: 1,
+        max: 1_000_000,
+    },
+};
+
+const P_A: ParamSpec = ParamSpec {
+    key: "a",
+    description: "block-Poisson soft lower bound (signed; automatic d(θ̄) − λ)",
+    kind: ParamKind::Real {
+        default: NAN,
+        min: f64::NEG_INFINITY,
+        max: f64::INFINITY,
+    },
+};
+
+const P_KAPPA: ParamSpec = ParamSpec {
+    key: "kappa",
+    description: "block-Poisson products redrawn per u-update (signed)",
+    kind: ParamKind::Int {
+        default: 1,
+        min: 1,
+        max: 1_000_000,
+    },
+};
+
+const P_M_WARMUP: ParamSpec = ParamSpec {
+    key: "m_warmup",
+    description: "subsample size of the perturbed warm-up of the signed sampler (automatic)",
+    kind: ParamKind::Int {
+        default: 0,
+        min: 1,
+        max: usize::MAX,
+    },
+};
+
+const P_TRAJECTORY: ParamSpec = ParamSpec {
+    key: "trajectory",
+    description: "θ-step given u: static (L leapfrog steps) or nuts",
+    kind: ParamKind::Choice(&["static", "nuts"]),
+};
+
+const P_MAX_DEPTH: ParamSpec = ParamSpec {
+    key: "max_depth",
+    description: "maximum NUTS tree depth (trajectory=nuts)",
+    kind: ParamKind::Int {
+        default: 10,
+        min: 1,
+        max: 30,
+    },
+};
+
+const P_M_SIGNED: ParamSpec = ParamSpec {
+    key: "m",
+    description: "block-Poisson mini-batch size",
+    kind: ParamKind::Int {
+        default: 30,
+        min: 1,
+        max: usize::MAX,
+    },
+};
+
+/// Registry entry of `hmc-ecs`.
+pub const HMC_ECS_INFO: SamplerInfo = SamplerInfo {
+    name: "hmc-ecs",
+    description: "HMC with energy-conserving subsampling, perturbed (Dang et al. 2019)",
+    exact: false,
+    signed: false,
+    models: &[],
+    params: &[
+        P_ORDER,
+        P_M,
+        P_G,
+        P_EPS,
+        P_L,
+        P_TRAJECTORY,
+        P_MAX_DEPTH,
+        P_SIGMA2,
+        P_ACCEPT,
+        P_TRAJ,
+        P_RECENTRE,
+        P_SUBSET,
+        P_WINDOWS,
+    ],
+};
+
+/// Registry entry of `hmc-ecs-signed`.
+pub const HMC_ECS_SIGNED_INFO: SamplerInfo = SamplerInfo {
+    name: "hmc-ecs-signed",
+    description: "HMC with energy-conserving subsampling, signed block-Poisson (Dang et al. 2019)",
+    exact: true,
+    signed: true,
+    models: &[],
+    params: &[
+        P_ORDER,
+        P_M_SIGNED,
+        P_LAMBDA,
+        P_A,
+        P_KAPPA,
+        P_G,
+        P_EPS,
+        P_L,
+        P_TRAJECTORY,
+        P_MAX_DEPTH,
+        P_SIGMA2,
+        P_ACCEPT,
+        P_TRAJ,
+        P_RECENTRE,
+        P_SUBSET,
+        P_WINDOWS,
+        P_M_WARMUP,
+    ],
+};
+
+/// Resolved HMC-ECS configuration.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EcsConfig {
+    /// Block-Poisson (signed) instead of the perturbed estimator.
+    pub signed: bool,
+    /// Control-variate order.
+    pub order: usize,
+    /// Perturbed subsample size (None: automatic).
+    pub m: Option<usize>,
+    /// Blocks G.
+    pub blocks: usize,
+    /// σ² target for the automatic m.
+    pub sigma2_target: f64,
+    /// Fixed ε (None: dual averaging).
+    pub eps: Option<f64>,
+    /// Fixed L (None: round(traj_len/ε)).
+    pub n_leapfrog: Option<usize>,
+    /// Dual-averaging target.
+    pub target_accept: f64,
+    /// ε·L when L is automatic.
+    pub traj_len: f64,
+    /// Recentre θ* during warm-up.
+    pub recentre: bool,
+    /// Fraction of the data for the initial centre.
+    pub centre_subset: f64,
+    /// Warm-up windows.
+    pub windows: usize,
+    /// Block-Poisson mini-batch size.
+    pub m_signed: usize,
+    /// λ (None: automatic).
+    pub lambda: Option<usize>,
+    /// a (None: automatic).
+    pub a: Option<f64>,
+    /// κ.
+    pub kappa: usize,
+    /// NUTS with this maximum depth instead of a static trajectory.
+    pub nuts_depth: Option<usize>,
+}
+
+impl EcsConfig {
+    /// Read the settings (marking keys used).
+    pub fn from_settings(s: &Settings, signed: bool) -> Result<Self, Error> {
+        let order = s.usize_in("order", 2, 0, 2)?;
+        let (m, m_signed) = if signed {
+            (
+                opt_usize(s, "m_warmup", 1)?,
+                s.usize_in("m", 30, 1, usize::MAX)?,
+            )
+        } else {
+            (opt_usize(s, "m", 1)?, 30)
+        };
+        let blocks = s.usize_in("G", 100, 1, usize::MAX)?;
+        let sigma2_target = s.f64_in("sigma2_target", 1.0, 1e-12, f64::INFINITY)?;
+        let eps = match (s.get_str("eps"), s.get_str("step_size")) {
+            (Some(_), _) => Some(s.f64_in("eps", 0.1, 1e-12, f64::INFINITY)?),
+            (None, Some(_)) => Some(s.f64_in("step_size", 0.1, 1e-12, f64::INFINITY)?),
+            _ => None,
+        };
+        let n_leapfrog = opt_usize(s, "L", 1)?;
+        let target_accept = s.f64_in("target_accept", 0.8, 0.01, 0.999)?;
+        let traj_len = s.f64_in("traj_len", 1.2, 1e-6, 1e6)?;
+        let recentre = s.bool_or("recentre", true)?;
+        let centre_subset = s.f64_in("centre_subset", 0.01, 1e-9, 1.0)?;
+        let windows = s.usize_in("windows", 5, 1, 1000)?;
+        let lambda = if signed {
+            opt_usize(s, "lambda", 1)?
+        } else {
+            None
+        };
+        let a = if signed && s.get_str("a").is_some() {
+            Some(s.f64_or("a", 0.0)?)
+        } else {
+            None
+        };
+        let kappa = if signed {
+            s.usize_in("kappa", 1, 1, 1_000_000)?
+        } else {
+            1
+        };
+        let nuts_depth = match s.choice("trajectory", "static", &["static", "nuts"])? {
+            "nuts" => Some(s.usize_in("max_depth", 10, 1, 30)?),
+            _ => None,
+        };
+        if let (Some(l), true) = (lambda, signed) {
+            if kappa > l {
+                return Err(Error::setting("kappa", "must not exceed lambda"));
+            }
+        }
+        if let Some(m) = m {
+            if blocks > m {
+                return Err(Error::setting(
+                    "G",
+                    alloc::format!("{blocks} blocks exceed the subsample size m = {m}"),
+                ));
+            }
+        }
+        Ok(EcsConfig {
+            signed,
+            order,
+            m,
+            blocks,
+            sigma2_target,
+            eps,
+            n_leapfrog,
+            target_accept,
+            traj_len,
+            recentre,
+            centre_subset,
+            windows,
+            m_signed,
+            lambda,
+            a,
+            kappa,
+            nuts_depth,
+        })
+    }
+}
+
+fn opt_usize(s: &Settings, key: &str, lo: usize) -> Result<Option<usize>, Error> {
+    if s.get_str(key).is_some() {
+        Ok(Some(s.usize_in(key, lo, lo, usize::MAX)?))
+    } else {
+        Ok(None)
+    }
+}
+
+/// Posterior mode of the subset `idx` with the likelihood scaled by n/|idx|, by damped Newton.
+/// Returns (mode, negative Hessian at the mode, per-datum evaluations used).
+pub fn subset_mode(
+    model: &dyn DataModel,
+    idx: &[usize],
+    start: &[f64],
+) -> Result<(Vec<f64>, Vec<f64>, u64), Error> {
+    let d = model.dim();
+    let scale = model.n() as f64 / idx.len().max(1) as f64;
+    let mut evals = 0u64;
+    let objective = |t: &[f64], evals: &mut u64| -> f64 {
+        *evals += idx.len() as u64;
+        model.log_prior(t) + scale * model.log_lik_sum(t, idx)
+    };
+    let mut theta = start.to_vec();
+    let mut g = vec![0.0; d];
+    let mut h = vec![0.0; d * d];
+    let mut hk = vec![0.0; d * d];
+    let mut f = objective(&theta, &mut evals);
+    if !f.is_finite() {
+        return Err(Error::NonFiniteStart);
+    }
+    for _ in 0..100 {
+        g.iter_mut().for_each(|x| *x = 0.0);
+        h.iter_mut().for_each(|x| *x = 0.0);
+        let mut gl = vec![0.0; d];
+        for &k in idx {
+            model.log_lik_grad(&theta, k, &mut gl);
+            model.log_lik_hess(&theta, k, &mut hk);
+        }
+        evals += idx.len() as u64;
+        model.log_prior_grad(&theta, &mut g);
+        for i in 0..d {
+            g[i] += scale * gl[i];
+        }
+        model.log_prior_hess(&theta, &mut h);
+        for i in 0..d * d {
+            h[i] = -(h[i] + scale * hk[i]);
+        }
+        hk.iter_mut().for_each(|x| *x = 0.0);
+        // solve (−H + τI) s = g with the smallest ridge that factors
+        let mut tau = 0.0;
+        let chol = loop {
+            let mut a = h.clone();
+            for i in 0..d {
+                a[i * d + i] += tau;
+            }
+            match Cholesky::new(&a, d) {
+                Ok(c) => break c,
+                Err(_) => {
+                    tau = if tau == 0.0 { 1e-6 } else { tau * 10.0 };
+                    if tau > 1e12 {
+                        return Err(Error::Numerical(
+                            "subset mode: Hessian is degenerate".into(),
+                        ));
+                    }
+                }
+            }
+        };
+        let mut step = g.clone();
+        chol.solve(&mut step);
+        let mut t = 1.0;
+        let mut trial = vec![0.0; d];
+        let mut improved = false;
+        for _ in 0..40 {
+            for i in 0..d {
+                trial[i] = theta[i] + t * step[i];
+            }
+            let ft = objective(&trial, &mut evals);
+            if ft.is_finite() && ft >= f - 1e-12 * math::abs(f) {
+                theta.copy_from_slice(&trial);
+                f = ft;
+                improved = true;
+                break;
+            }
+            t *= 0.5;
+        }
+        let size = t * math::sqrt(crate::linalg::dot(&step, &step));
+        if !improved || size < 1e-9 {
+            break;
+        }
+    }
+    // curvature at the final point
+    let mut hess = vec![0.0; d * d];
+    hk.iter_mut().for_each(|x| *x = 0.0);
+    for &k in idx {
+        model.log_lik_hess(&theta, k, &mut hk);
+    }
+    model.log_prior_hess(&theta, &mut hess);
+    for i in 0..d * d {
+        hess[i] = -(hess[i] + scale * hk[i]);
+    }
+    Ok((theta, hess, evals))
+}
+
+/// M⁻¹ from a precision matrix (dense), or the identity when it is not positive definite.
+pub fn metric_from_precision(prec: &[f64], d: usize) -> Metric {
+    match Cholesky::new(prec, d) {
+        Ok(c) => Metric::dense(c.inverse(), d).unwrap_or(Metric::Identity(d)),
+        Err(_) => Metric::Identity(d),
+    }
+}
+
+/// Average over `thetas` of the sample variance of d_k(θ) over `pilot` indices.
+fn pilot_var(
+    model: &dyn DataModel,
+    cv: &ControlVariates,
+    thetas: &[Vec<f64>],
+    pilot: &[usize],
+) -> f64 {
+    let mut ds = vec![0.0; pilot.len()];
+    let mut tot = 0.0;
+    let mut cnt = 0.0;
+    for th in thetas {
+        cv.diffs(model, th, pilot, &mut ds, &mut []);
+        let k = ds.len() as f64;
+        if k < 2.0 {
+            continue;
+        }
+        let mean = ds.iter().sum::<f64>() / k;
+        let v = ds.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / (k - 1.0);
+        if v.is_finite() {
+            tot += v;
+            cnt += 1.0;
+        }
+    }
+    if cnt > 0.0 {
+        tot / cnt
+    } else {
+        f64::NAN
+    }
+}
+
+/// A running HMC-ECS chain (perturbed or signed) with its warm-up.
+pub struct EcsChain {
+    model: Arc<dyn DataModel>,
+    cfg: EcsConfig,
+    kernel: HmcEcs,
+    state: HmcEcsState,
+    warmup: usize,
+    iter: usize,
+    setup: Cost,
+    da: Option<DualAveraging>,
+    window: Vec<Vec<f64>>,
+    names: Vec<String>,
+}
+
+const PILOT: usize = 1000;
+const N_REP: usize = 5;
+
+impl EcsChain {
+    /// Build a chain: subset mode, control variates, metric, m, initial subsample.
+    pub fn new(
+        model: Arc<dyn DataModel>,
+        cfg: EcsConfig,
+        warmup: usize,
+        rng: &mut ChainRng,
+    ) -> Result<Self, Error> {
+        let d = model.dim();
+        let n = model.n();
+        if d == 0 || n == 0 {
+            return Err(Error::data("the model has no parameters or no data"));
+        }
+        let mut setup = Cost::default();
+        // 1. initial centre: mode of a random subset
+        let sub_n = ((cfg.centre_subset * n as f64) as usize)
+            .max(10 * d + 100)
+            .min(n);
+        let sub: Vec<usize> = if sub_n >= n {
+            (0..n).collect()
+        } else {
+            (0..sub_n).map(|_| uniform_index(rng, n)).collect()
+        };
+        let start = model.initial_point();
+        // a failed Newton (non-concave subset posterior) falls back to the model's start
+        let (centre, sub_prec, ev) = match subset_mode(&*model, &sub, &start) {
+            Ok(r) => r,
+            Err(Error::Numerical(_)) => (start.clone(), crate::linalg::identity(d), 0),
+            Err(e) => return Err(e),
+        };
+        setup.lik_evals += ev;
+        setup.grad_evals += ev;
+        // 2. control variates and the full-data metric at θ*
+        let cv = ControlVariates::new(&*model, &centre, cfg.order)?;
+        setup.lik_evals += cv.full_pass_cost();
+        setup.grad_evals += cv.full_pass_cost();
+        let metric = Self::metric_at(&*model, &cv, &sub_prec);
+        // 3. m from Laplace draws around θ*
+        let reps = Self::laplace_draws(&metric, &centre, rng);
+        let m = match cfg.m {
+            Some(m) => m,
+            None => {
+                let (m, ev) = Self::choose_m(&*model, &cv, &reps, &cfg, rng);
+                setup.lik_evals += ev;
+                setup.grad_evals += ev;
+                m
+            }
+        };
+        let est = DiffEstimator::new(n, m, cfg.blocks.min(m))?;
+        let eps0 = cfg
+            .eps
+            .unwrap_or_else(|| math::pow(d as f64, -0.25).min(1.0));
+        let l0 = cfg
+            .n_leapfrog
+            .unwrap_or_else(|| Self::auto_l(cfg.traj_len, eps0));
+        let mut kernel = HmcEcs::new(cv, EcsEstimator::Perturbed(est), metric, eps0, l0)?;
+        if let Some(depth) = cfg.nuts_depth {
+            kernel = kernel.with_nuts(depth)?;
+        }
+        let (state, ev) = kernel.init_with(rng, &*model, &centre, None)?;
+        setup.lik_evals += ev;
+        setup.grad_evals += ev;
+        let da = if cfg.eps.is_none() && warmup > 0 {
+            Some(DualAveraging::new(cfg.target_accept, eps0))
+        } else {
+            None
+        };
+        let names = model.param_names();
+        let mut chain = EcsChain {
+            model,
+            cfg,
+            kernel,
+            state,
+            warmup,
+            iter: 0,
+            setup,
+            da,
+            window: Vec::new(),
+            names,
+        };
+        if warmup == 0 && chain.cfg.signed {
+            let reps = Self::laplace_draws(&chain.kernel.metric, &centre, rng);
+            let ev = chain.switch_to_signed(rng, &centre, &reps)?;
+            chain.setup.lik_evals += ev;
+            chain.setup.grad_evals += ev;
+        }
+        Ok(chain)
+    }
+
+    fn auto_l(traj_len: f64, eps: f64) -> usize {
+        (math::round(traj_len / eps) as usize).clamp(1, 1000)
+    }
+
+    fn metric_at(model: &dyn DataModel, cv: &ControlVariates, fallback_prec: &[f64]) -> Metric {
+        let d = model.dim();
+        let mut h = cv.sum_hess().to_vec();
+        model.log_prior_hess(cv.centre(), &mut h);
+        let prec: Vec<f64> = h.iter().map(|x| -x).collect();
+        match Cholesky::new(&prec, d) {
+            Ok(_) => metric_from_precision(&prec, d),
+            Err(_) => metric_from_precision(fallback_prec, d),
+        }
+    }
+
+    fn laplace_draws(metric: &Metric, centre: &[f64], rng: &mut ChainRng) -> Vec<Vec<f64>> {
+        let d = centre.len();
+        let mut z = vec![0.0; d];
+        let mut x = vec![0.0; d];
+        (0..N_REP)
+            .map(|_| {
+                for v in z.iter_mut() {
+                    *v = crate::dist::std_normal(rng);
+                }
+                metric.scale_noise(&z, &mut x);
+                (0..d).map(|i| centre[i] + x[i]).collect()
+            })
+            .collect()
+    }
+
+    fn choose_m(
+        model: &dyn DataModel,
+        cv: &ControlVariates,
+        reps: &[Vec<f64>],
+        cfg: &EcsConfig,
+        rng: &mut ChainRng,
+    ) -> (usize, u64) {
+        let n = model.n();
+        let k = PILOT.min(n);
+        let pilot: Vec<usize> = (0..k).map(|_| uniform_index(rng, n)).collect();
+        let v = pilot_var(model, cv, reps, &pilot);
+        let nf = n as f64;
+        let m = nf * nf * v / cfg.sigma2_target;
+        let lo = cfg.blocks.max(100).min(n);
+        let m = if m.is_finite() {
+            (math::ceil(m) as usize).clamp(lo, n)
+        } else {
+            n
+        };
+        (m, (k * reps.len()) as u64)
+    }
+
+    /// Switch the kernel to the block-Poisson estimator: λ from σ² at `reps`, a = d(θ̄) − λ.
+    fn switch_to_signed(
+        &mut self,
+        rng: &mut ChainRng,
+        theta_bar: &[f64],
+        reps: &[Vec<f64>],
+    ) -> Result<u64, Error> {
+        let model = &*self.model;
+        let n = model.n();
+        let ms = self.cfg.m_signed;
+        let mut evals = 0u64;
+        let lambda = match self.cfg.lambda {
+            Some(l) => l,
+            None => {
+                let k = PILOT.min(n);
+                let pilot: Vec<usize> = (0..k).map(|_| uniform_index(rng, n)).collect();
+                let v = pilot_var(model, &self.kernel.cv, reps, &pilot);
+                evals += (k * reps.len()) as u64;
+                let s2 = (n as f64) * (n as f64) * v / ms as f64;
+                if s2.is_finite() {
+                    (math::ceil(s2) as usize).clamp(10, 100_000)
+                } else {
+                    100_000
+                }
+            }
+        };
+        let a = match self.cfg.a {
+            Some(a) => a,
+            None => {
+                let all: Vec<usize> = (0..n).collect();
+                let mut ds = vec![0.0; n];
+                self.kernel
+                    .cv
+                    .diffs(model, theta_bar, &all, &mut ds, &mut []);
+                evals += n as u64;
+                ds.iter().sum::<f64>() - lambda as f64
+            }
+        };
+        let est = BlockPoisson::new(n, ms, lambda, a)?;
+        let kappa = self.cfg.kappa.min(lambda);
+        self.kernel.estimator = EcsEstimator::Signed { est, kappa };
+        evals += self.kernel.refresh(rng, model, &mut self.state);
+        Ok(evals)
+    }
+
+    /// End of a warm-up window: recentre, new metric, new m, restart dual averaging.
+    fn end_window(&mut self, rng: &mut ChainRng) -> u64 {
+        let d = self.model.dim();
+        let model = &*self.model;
+        let half = self.window.len() / 2;
+        let recent = &self.window[half..];
+        if recent.is_empty() {
+            return 0;
+        }
+        let mut evals = 0u64;
+        let mut mean = vec![0.0; d];
+        for t in recent {
+            for i in 0..d {
+                mean[i] += t[i] / recent.len() as f64;
+            }
+        }
+        if self.cfg.recentre {
+            if let Ok(cv) = ControlVariates::new(model, &mean, self.cfg.order) {
+                evals += cv.full_pass_cost();
+                let d_prec = {
+                    let mut h = cv.sum_hess().to_vec();
+                    model.log_prior_hess(&mean, &mut h);
+                    h.iter().map(|x| -x).collect::<Vec<f64>>()
+                };
+                if Cholesky::new(&d_prec, d).is_ok() {
+                    self.kernel.metric = metric_from_precision(&d_prec, d);
+                }
+                self.kernel.cv = cv;
+            }
+        }
+        // representative θ: evenly spaced recent draws
+        let reps: Vec<Vec<f64>> = (0..N_REP)
+            .map(|j| recent[(j * recent.len()) / N_REP].clone())
+            .collect();
+        if self.cfg.m.is_none() {
+            let (m, ev) = Self::choose_m(model, &self.kernel.cv, &reps, &self.cfg, rng);
+            evals += ev;
+            if let EcsEstimator::Perturbed(e) = &self.kernel.estimator {
+                if e.m() != m {
+                    if let Ok(ne) = DiffEstimator::new(model.n(), m, self.cfg.blocks.min(m)) {
+                        self.kernel.estimator = EcsEstimator::Perturbed(ne);
+                    }
+                }
+            }
+        }
+        evals += self.kernel.refresh(rng, model, &mut self.state);
+        if self.da.is_some() {
+            self.da = Some(DualAveraging::new(
+                self.cfg.target_accept,
+                self.kernel.step_size,
+            ));
+        }
+        self.window.clear();
+        evals
+    }
+
+    fn finish_warmup(&mut self, rng: &mut ChainRng) -> u64 {
+        let mut evals = 0;
+        if let Some(da) = &self.da {
+            let eps = da.final_step_size().clamp(1e-10, 1e3);
+            self.kernel.step_size = eps;
+            if self.cfg.n_leapfrog.is_none() {
+                self.kernel.n_leapfrog = Self::auto_l(self.cfg.traj_len, eps);
+            }
+        }
+        self.da = None;
+        if self.cfg.signed {
+            let d = self.model.dim();
+            let half = self.window.len() / 2;
+            let recent: Vec<Vec<f64>> = self.window[half..].to_vec();
+            let mut mean = vec![0.0; d];
+            for t in &recent {
+                for i in 0..d {
+                    mean[i] += t[i] / recent.len().max(1) as f64;
+                }
+            }
+            if recent.is_empty() {
+                mean.copy_from_slice(self.state_position());
+            }
+            let reps: Vec<Vec<f64>> = if recent.is_empty() {
+                vec![mean.clone()]
+            } else {
+                (0..N_REP)
+                    .map(|j| recent[(j * recent.len()) / N_REP].clone())
+                    .collect()
+            };
+            match self.switch_to_signed(rng, &mean, &reps) {
+                Ok(ev) => evals += ev,
+                Err(_) => {
+                    // keep the perturbed kernel; cannot happen with validated settings
+                }
+            }
+        }
+        self.window.clear();
+        evals
+    }
+
+    fn state_position(&self) -> &[f64] {
+        use super::HasPosition;
+        self.state.position()
+    }
+
+    /// The kernel (frozen after warm-up).
+    pub fn kernel(&self) -> &HmcEcs {
+        &self.kernel
+    }
+
+    /// The resolved values of the automatic settings (final after warm-up), for `run.json`:
+    /// `eps`, `L`, `order`, and `m`, `G` (perturbed) or `m`, `lambda`, `a`, `kappa` (signed).
+    pub fn resolved(&self) -> Vec<(&'static str, f64)> {
+        let k = &self.kernel;
+        let mut v = vec![
+            ("eps", k.step_size),
+            ("L", k.n_leapfrog as f64),
+            ("order", k.cv.order() as f64),
+        ];
+        match &k.estimator {
+            EcsEstimator::Perturbed(e) => {
+                v.push(("m", e.m() as f64));
+                v.push(("G", e.blocks() as f64));
+            }
+            EcsEstimator::Signed { est, kappa } => {
+                v.push(("m", est.m() as f64));
+                v.push(("lambda", est.lambda() as f64));
+                v.push(("a", est.a()));
+                v.push(("kappa", *kappa as f64));
+            }
+        }
+        v
+    }
+}
+
+impl Chain for EcsChain {
+    fn dim(&self) -> usize {
+        self.model.dim()
+    }
+    fn param_names(&self) -> Vec<String> {
+        self.names.clone()
+    }
+    fn extra_names(&self) -> Vec<&'static str> {
+        let mut v = if self.cfg.signed {
+            vec!["n_batches", "u_accept", "data_fraction"]
+        } else {
+            vec!["sigma2", "u_accept", "data_fraction"]
+        };
+        if self.cfg.nuts_depth.is_some() {
+            v.push("tree_depth");
+        }
+        v
+    }
+    fn signed(&self) -> bool {
+        self.cfg.signed
+    }
+    fn exact(&self) -> bool {
+        self.cfg.signed
+    }
+    fn step(&mut self, rng: &mut ChainRng) -> StepInfo {
+        let mut info = self.kernel.step(rng, &*self.model, &mut self.state);
+        if self.iter < self.warmup {
+            let mut extra = 0u64;
+            if let Some(da) = &mut self.da {
+                let eps = da.update(info.accept_prob).clamp(1e-10, 1e3);
+                self.kernel.step_size = eps;
+                if self.cfg.n_leapfrog.is_none() {
+                    self.kernel.n_leapfrog = Self::auto_l(self.cfg.traj_len, eps);
+                }
+            }
+            let pos = self.state_position().to_vec();
+            self.window.push(pos);
+            self.iter += 1;
+            let w = self.cfg.windows.min(self.warmup).max(1);
+            let k = (self.iter * w) / self.warmup;
+            let boundary = (k * self.warmup) / w == self.iter;
+            if self.iter == self.warmup {
+                extra += self.finish_warmup(rng);
+            } else if boundary {
+                extra += self.end_window(rng);
+            }
+            info.lik_evals += extra;
+            info.grad_evals += extra;
+        } else {
+            self.iter += 1;
+        }
+        info
+    }
+    fn position(&self) -> &[f64] {
+        self.state_position()
+    }
+    fn iteration(&self) -> usize {
+        self.iter
+    }
+    fn warmup(&self) -> usize {
+        self.warmup
+    }
+    fn setup_cost(&self) -> Cost {
+        self.setup
+    }
+}
+
+/// Build an `hmc-ecs` (`signed = false`) or `hmc-ecs-signed` chain from registry settings
+/// (every key must be one of the sampler's; an unknown key is an error).
+pub fn build_chain(
+    config: &ChainConfig<'_>,
+    model: Arc<dyn DataModel>,
+    rng: &mut ChainRng,
+    signed: bool,
+) -> Result<Box<dyn Chain>, Error> {
+    let cfg = EcsConfig::from_settings(config.settings, signed)?;
+    config.settings.check_all_used()?;
+    Ok(Box::new(EcsChain::new(model, cfg, config.warmup, rng)?))
+}
