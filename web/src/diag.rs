@@ -3,8 +3,8 @@
 //! the plain functions on flat arrays.
 
 use crate::js_err;
-use crate::pending::diag as cd;
 use js_sys::Float64Array;
+use tallmc_core::diag as cd;
 use wasm_bindgen::prelude::*;
 
 /// Columns of [`DrawStore::summary`], in order.

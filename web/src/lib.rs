@@ -14,7 +14,6 @@ pub mod chain;
 pub mod config;
 pub mod data;
 pub mod diag;
-mod pending;
 pub mod registry;
 
 pub use chain::{ChainCore, ChainHandle};
