@@ -17,6 +17,7 @@ pub mod metric;
 pub mod nuts;
 pub mod registry;
 pub mod rwmh;
+pub mod smh;
 pub use hmc::Hmc;
 pub use mala::Mala;
 pub use metric::Metric;

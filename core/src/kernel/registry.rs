@@ -141,6 +141,8 @@ pub static SAMPLERS: &[SamplerInfo] = &[
     },
     crate::kernel::hmcecs_chain::HMC_ECS_INFO,
     crate::kernel::hmcecs_chain::HMC_ECS_SIGNED_INFO,
+    crate::kernel::smh::SMH_1_INFO,
+    crate::kernel::smh::SMH_2_INFO,
 ];
 
 /// The settings every exact sampler shares.
@@ -251,6 +253,9 @@ pub fn build(
     if let "hmc-ecs" | "hmc-ecs-signed" = config.sampler {
         let signed = config.sampler == "hmc-ecs-signed";
         return crate::kernel::hmcecs_chain::build_chain(config, model, rng, signed);
+    }
+    if let "smh-1" | "smh-2" = config.sampler {
+        return crate::kernel::smh::build_chain(config, model);
     }
     let accept = match config.sampler {
         "rwmh" => 0.234,
