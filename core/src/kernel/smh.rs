@@ -391,6 +391,12 @@ impl Smh {
         -0.5 * (quad(&self.hess_post, &bwd) - quad(&self.hess_post, &fwd)) / (1.0 - rho)
     }
 
+    /// log of the first (cheap, O(d²)) factor's ratio:
+    /// log p(θ′) − Û_k(θ′) − log p(θ) + Û_k(θ) + log q(θ′,θ) − log q(θ,θ′).
+    pub fn log_first_factor(&self, model: &dyn DataModel, theta: &[f64], theta_p: &[f64]) -> f64 {
+        self.log_approx_ratio(model, theta, theta_p) + self.log_q_ratio(theta, theta_p)
+    }
+
     /// The bound Λ(θ,θ′) = φ(θ,θ′)·Σψ.
     pub fn bound(&self, theta: &[f64], theta_p: &[f64]) -> f64 {
         self.phi(theta, theta_p) * self.psi_sum
