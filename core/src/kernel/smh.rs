@@ -670,6 +670,7 @@ pub fn options_from_settings(s: &Settings, order: usize) -> Result<SmhOptions, E
     };
     let truncation = match s.get_str("truncation") {
         None | Some("auto") | Some("n") => None,
+        Some("inf") | Some("infinity") | Some("none") => Some(f64::INFINITY),
         Some(_) => Some(s.f64_in("truncation", f64::INFINITY, 0.0, f64::INFINITY)?),
     };
     Ok(SmhOptions {
