@@ -206,3 +206,60 @@ fn signed_run_reports_signs_tau_and_cost_factor() {
     assert!((factor - want).abs() <= 1e-9 * want, "{factor} vs {want}");
     assert!(factor >= if_max);
 }
+
+#[test]
+fn repro_hmc_ecs_tiny() {
+    // Listing names the experiment; running it without --out is an input error.
+    let o = tallmc(&["repro"]);
+    ok(&o);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("hmc-ecs"));
+    let o = tallmc(&["repro", "hmc-ecs"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--out DIR is required"));
+
+    // A tiny hidden size: the tables are written and every sampler has a row.
+    let dir = TempDir::new("repro");
+    let out = dir.join("r");
+    let o = tallmc(&[
+        "repro", "hmc-ecs", "--quick", "--n", "2000", "--draws", "60", "--out", &out,
+    ]);
+    ok(&o);
+    let stdout = String::from_utf8_lossy(&o.stdout).to_string();
+    for label in [
+        "HMC-ECS (perturbed)",
+        "HMC-ECS (signed)",
+        "HMC (full data)",
+        "NUTS (full data)",
+        "SG-HMC",
+        "SGLD",
+        "not implemented",
+    ] {
+        assert!(stdout.contains(label), "{label} missing in\n{stdout}");
+    }
+    let md = std::fs::read_to_string(Path::new(&out).join("hmc_ecs_table.md")).unwrap();
+    assert_eq!(md, stdout);
+    let csv = std::fs::read_to_string(Path::new(&out).join("hmc_ecs_samplers.csv")).unwrap();
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let rows: Vec<&str> = lines.collect();
+    assert_eq!(rows.len(), 4);
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let cells = |row: &str| -> Vec<String> {
+        // the settings column is quoted and has no commas
+        row.split(',').map(str::to_string).collect()
+    };
+    // Perturbed HMC-ECS is the cost unit; full-data samplers touch all n rows per gradient.
+    let r0 = cells(rows[0]);
+    assert_eq!(r0[col("CT_over_perturbed")].parse::<f64>().unwrap(), 1.0);
+    for r in &rows[2..] {
+        let v = cells(r);
+        assert!(v[col("full_passes_per_iter")].parse::<f64>().unwrap() >= 1.0);
+    }
+    for r in &rows[..2] {
+        let v = cells(r);
+        let f: f64 = v[col("subsample_fraction_pct")].parse().unwrap();
+        assert!(f > 0.0 && f <= 100.0, "subsample % {f}");
+    }
+    let rct = std::fs::read_to_string(Path::new(&out).join("hmc_ecs_rct.csv")).unwrap();
+    assert_eq!(rct.lines().count(), 4);
+}
