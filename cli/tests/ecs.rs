@@ -120,7 +120,7 @@ fn resolved_settings_per_chain() {
         assert_eq!(r["G"].as_f64(), Some(100.0));
         assert_eq!(r["order"].as_f64(), Some(2.0));
         let m = r["m"].as_f64().unwrap();
-        assert!(m >= 1.0 && m <= 2000.0 && m.fract() == 0.0, "m = {m}");
+        assert!((1.0..=2000.0).contains(&m) && m.fract() == 0.0, "m = {m}");
     }
     assert!(
         doc.get("signed").is_none(),
