@@ -9,6 +9,8 @@
 //! is not geometrically ergodic and its MCSE is meaningless (a 2·10⁶-iteration run stuck in the
 //! tail, sd +51 %). ρ = 0 is checked at n = 2¹³, d = 10 in `smh_scaling.rs` instead.
 
+#![allow(clippy::needless_range_loop)]
+
 mod smh_common;
 
 use std::sync::{Arc, OnceLock};

@@ -16,7 +16,8 @@
 //! The prior p(θ) is part of the cheap first factor, so any prior with a log density works.
 //!
 //! Proposals: random walk θ′ = θ + σ L⁻ᵀξ with H = LLᵀ the negative Hessian of log π at θ̂,
-//! or pCN θ′ = θ̂ + √ρ(θ − θ̂) + √(1−ρ) L⁻ᵀξ (reversible w.r.t. the Laplace approximation;
+//! or pCN θ′ = μ̂ + √ρ(θ − μ̂) + √(1−ρ) L⁻ᵀξ, μ̂ = θ̂ + H⁻¹∇log π(θ̂) (reversible w.r.t. the
+//! Gaussian p·π̂₂ when the prior is Gaussian or flat, so SMH-2's first factor is 1;
 //! its q-ratio is computed and the first factor evaluated in general form).
 //!
 //! ## References
@@ -49,7 +50,7 @@ pub enum SmhProposal {
         /// σ.
         scale: f64,
     },
-    /// θ′ = θ̂ + √ρ(θ − θ̂) + √(1−ρ)·N(0, H⁻¹), ρ ∈ [0, 1).
+    /// θ′ = μ̂ + √ρ(θ − μ̂) + √(1−ρ)·N(0, H⁻¹), ρ ∈ [0, 1), μ̂ = θ̂ + H⁻¹∇log π(θ̂).
     Pcn {
         /// ρ.
         rho: f64,
@@ -97,6 +98,8 @@ pub struct Smh {
     /// −∇² log π(θ̂) (prior included), row-major: the inverse proposal covariance shape.
     hess_post: Vec<f64>,
     chol: Cholesky,
+    /// μ̂ = θ̂ + H⁻¹ ∇log π(θ̂): the mean of the Laplace/π̂₂ Gaussian, the pCN centre.
+    centre: Vec<f64>,
     eta_hat: Vec<f64>,
     f1: Vec<f64>,
     f2: Vec<f64>,
@@ -189,6 +192,18 @@ impl Smh {
         let hess_post = mode.neg_hessian.clone();
         let chol = Cholesky::new(&hess_post, d)?;
         let theta_hat = mode.mode.clone();
+        let mut centre = mode.grad.clone();
+        if centre.len() != d {
+            return Err(Error::Dimension {
+                what: "mode gradient",
+                expected: d,
+                got: centre.len(),
+            });
+        }
+        chol.solve(&mut centre);
+        for (c, t) in centre.iter_mut().zip(&theta_hat) {
+            *c += t;
+        }
         let mut grad_lik = vec![0.0; d];
         let mut hess_lik = vec![0.0; d * d];
         let mut eta_hat = Vec::with_capacity(n);
@@ -238,6 +253,7 @@ impl Smh {
             hess_lik,
             hess_post,
             chol,
+            centre,
             eta_hat,
             f1,
             f2,
@@ -357,7 +373,7 @@ impl Smh {
                 let a = math::sqrt(rho);
                 let c = math::sqrt(1.0 - rho);
                 for j in 0..d {
-                    out[j] = self.theta_hat[j] + a * (theta[j] - self.theta_hat[j]) + c * z[j];
+                    out[j] = self.centre[j] + a * (theta[j] - self.centre[j]) + c * z[j];
                 }
                 self.pcn_log_q_ratio(theta, out)
             }
@@ -379,12 +395,12 @@ impl Smh {
         };
         let a = math::sqrt(rho);
         let d = self.d;
-        // log q(x, x′) = −½ rᵀ H r /(1−ρ), r = x′ − θ̂ − √ρ (x − θ̂).
+        // log q(x, x′) = −½ rᵀ H r /(1−ρ), r = x′ − μ̂ − √ρ (x − μ̂).
         let mut fwd = vec![0.0; d];
         let mut bwd = vec![0.0; d];
         for j in 0..d {
-            let t = theta[j] - self.theta_hat[j];
-            let tp = theta_p[j] - self.theta_hat[j];
+            let t = theta[j] - self.centre[j];
+            let tp = theta_p[j] - self.centre[j];
             fwd[j] = tp - a * t;
             bwd[j] = t - a * tp;
         }
@@ -465,7 +481,8 @@ impl Smh {
         let lq = self.propose(rng, &state.theta, &mut prop);
         let big = self.bound(&state.theta, &prop);
         info.extra = [big, 0.0, 0.0, f64::NAN];
-        if !(big <= self.truncation) {
+        // NaN bound (non-finite proposal) also takes the exact full-data branch.
+        if big > self.truncation || big.is_nan() {
             // TFMH fallback: exact full-data MH.
             info.extra[1] = 1.0;
             let cur = match state.cached_log_post {
