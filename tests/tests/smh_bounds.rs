@@ -61,8 +61,8 @@ fn t1_thinning_identity() {
             let Some((a, b, alpha)) = found else { continue };
             tested += 1;
             let big = k.bound(&a, &b);
-            // Each pass costs up to Λ points; keep the total work near 10⁷ points.
-            let reps = (1e7 / big.max(1.0)).clamp(1e4, 1e6) as usize;
+            // Each pass costs up to Λ points; keep the total work near 5·10⁶ points.
+            let reps = (5e6 / big.max(1.0)).clamp(1e4, 1e6) as usize;
             let mut pass = 0usize;
             for _ in 0..reps {
                 if k.thinning(&mut rng, view, &a, &b, true).0 {
@@ -73,7 +73,7 @@ fn t1_thinning_identity() {
             let tol = 4.0 * (alpha * (1.0 - alpha) / reps as f64).sqrt();
             eprintln!("k={order} α*={alpha:.4} p̂={p:.4} tol={tol:.4} Λ={big:.1} reps={reps}");
             assert!((p - alpha).abs() <= tol, "k={order}: p̂ {p} vs α* {alpha}");
-            let reps2 = (5e6 / big.max(1.0)).clamp(1e3, 1e5) as usize;
+            let reps2 = (2.5e6 / big.max(1.0)).clamp(1e3, 1e5) as usize;
             let mut pts = 0u64;
             for _ in 0..reps2 {
                 pts += k.thinning(&mut rng, view, &a, &b, false).1;
