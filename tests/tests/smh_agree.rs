@@ -3,6 +3,8 @@
 //! coordinate: means within 4 MCSE of the difference, sds within 4 standard errors
 //! (se of an sd ≈ sd/√(2·ESS)). Power: MH's mean differs from θ̂ by > 5 MCSE in ≥ 8 coordinates.
 
+#![allow(clippy::needless_range_loop)]
+
 mod smh_common;
 
 use tallmc_tests::{ess, mcse_mean, mean, run_sampler, sd};
