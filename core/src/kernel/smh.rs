@@ -340,17 +340,25 @@ impl Smh {
     /// log of the cheap factor's ratio without the proposal term:
     /// [log p(θ′) − Û_k(θ′)] − [log p(θ) − Û_k(θ)].
     fn log_approx_ratio(&self, model: &dyn DataModel, theta: &[f64], theta_p: &[f64]) -> f64 {
-        let d = self.d;
-        let mut h = vec![0.0; d];
-        let mut hp = vec![0.0; d];
-        for j in 0..d {
-            h[j] = theta[j] - self.theta_hat[j];
-            hp[j] = theta_p[j] - self.theta_hat[j];
+        if theta.len() != self.d || theta_p.len() != self.d {
+            return f64::NAN;
         }
-        let mut v = 0.0;
-        for j in 0..d {
-            v += self.grad_lik[j] * (hp[j] - h[j]);
-        }
+        let h: Vec<f64> = theta
+            .iter()
+            .zip(&self.theta_hat)
+            .map(|(a, b)| a - b)
+            .collect();
+        let hp: Vec<f64> = theta_p
+            .iter()
+            .zip(&self.theta_hat)
+            .map(|(a, b)| a - b)
+            .collect();
+        let mut v: f64 = self
+            .grad_lik
+            .iter()
+            .zip(hp.iter().zip(&h))
+            .map(|(g, (p, q))| g * (p - q))
+            .sum();
         if self.order == 2 {
             v -= 0.5 * (quad(&self.hess_lik, &hp) - quad(&self.hess_lik, &h));
         }
@@ -364,16 +372,16 @@ impl Smh {
         self.chol.solve_lt(&mut z);
         match self.proposal {
             SmhProposal::RandomWalk { scale } => {
-                for j in 0..d {
-                    out[j] = theta[j] + scale * z[j];
+                for ((o, t), zj) in out.iter_mut().zip(theta).zip(&z) {
+                    *o = t + scale * zj;
                 }
                 0.0
             }
             SmhProposal::Pcn { rho } => {
                 let a = math::sqrt(rho);
                 let c = math::sqrt(1.0 - rho);
-                for j in 0..d {
-                    out[j] = self.centre[j] + a * (theta[j] - self.centre[j]) + c * z[j];
+                for (((o, t), m), zj) in out.iter_mut().zip(theta).zip(&self.centre).zip(&z) {
+                    *o = m + a * (t - m) + c * zj;
                 }
                 self.pcn_log_q_ratio(theta, out)
             }
@@ -395,6 +403,9 @@ impl Smh {
         };
         let a = math::sqrt(rho);
         let d = self.d;
+        if theta.len() != d || theta_p.len() != d {
+            return f64::NAN;
+        }
         // log q(x, x′) = −½ rᵀ H r /(1−ρ), r = x′ − μ̂ − √ρ (x − μ̂).
         let mut fwd = vec![0.0; d];
         let mut bwd = vec![0.0; d];
@@ -534,18 +545,16 @@ fn l1_dist(a: &[f64], b: &[f64]) -> f64 {
     a.iter().zip(b).map(|(x, y)| math::abs(x - y)).sum()
 }
 
-/// hᵀ A h for row-major A.
+/// hᵀ A h for row-major A (d × d, d = len h).
 fn quad(a: &[f64], h: &[f64]) -> f64 {
     let d = h.len();
-    let mut s = 0.0;
-    for i in 0..d {
-        let mut r = 0.0;
-        for j in 0..d {
-            r += a[i * d + j] * h[j];
-        }
-        s += h[i] * r;
+    if d == 0 {
+        return 0.0;
     }
-    s
+    a.chunks_exact(d)
+        .zip(h)
+        .map(|(row, hi)| hi * dot(row, h))
+        .sum()
 }
 
 /// A running SMH chain: the frozen kernel from the first iteration (θ̂, bounds and proposal
