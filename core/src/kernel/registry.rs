@@ -141,6 +141,7 @@ pub static SAMPLERS: &[SamplerInfo] = &[
     },
     crate::kernel::hmcecs_chain::HMC_ECS_INFO,
     crate::kernel::hmcecs_chain::HMC_ECS_SIGNED_INFO,
+    crate::kernel::minibatch_mh::MH_MINIBATCH_INFO,
 ];
 
 /// The settings every exact sampler shares.
@@ -251,6 +252,9 @@ pub fn build(
     if let "hmc-ecs" | "hmc-ecs-signed" = config.sampler {
         let signed = config.sampler == "hmc-ecs-signed";
         return crate::kernel::hmcecs_chain::build_chain(config, model, rng, signed);
+    }
+    if config.sampler == "mh-minibatch" {
+        return crate::kernel::minibatch_mh::build_chain(config, model, rng);
     }
     let accept = match config.sampler {
         "rwmh" => 0.234,
