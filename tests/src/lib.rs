@@ -28,38 +28,10 @@ pub fn sd(x: &[f64]) -> f64 {
     var(x).sqrt()
 }
 
-/// Effective sample size of one chain by Geyer's initial monotone sequence estimator
-/// (stand-in until `tallmc_core::diag::ess_mean` lands).
-///
-/// ρ̂ₜ from the biased autocovariance; Pₖ = ρ̂₂ₖ + ρ̂₂ₖ₊₁ summed while positive, made monotone;
-/// τ = −1 + 2 Σ Pₖ, ESS = n / τ (capped at n·log10(n) like Stan).
+/// Effective sample size of one chain for the mean: `tallmc_core::diag::ess_mean` (ArviZ's
+/// split-chain Geyer estimator, checked against ArviZ fixtures).
 pub fn ess(x: &[f64]) -> f64 {
-    let n = x.len();
-    if n < 4 {
-        return n as f64;
-    }
-    let m = mean(x);
-    let c: Vec<f64> = x.iter().map(|v| v - m).collect();
-    let acov = |t: usize| -> f64 { (0..n - t).map(|i| c[i] * c[i + t]).sum::<f64>() / n as f64 };
-    let c0 = acov(0);
-    if c0 <= 0.0 {
-        return n as f64;
-    }
-    let mut sum_p = 0.0;
-    let mut prev = f64::INFINITY;
-    let mut k = 0;
-    while 2 * k + 1 < n {
-        let p = (acov(2 * k) + acov(2 * k + 1)) / c0;
-        if p <= 0.0 {
-            break;
-        }
-        let p = p.min(prev);
-        sum_p += p;
-        prev = p;
-        k += 1;
-    }
-    let tau = (-1.0 + 2.0 * sum_p).max(1.0 / (n as f64).log10());
-    n as f64 / tau
+    tallmc_core::diag::ess_mean(&[x])
 }
 
 /// Monte Carlo standard error of the mean: sd / √ESS.
