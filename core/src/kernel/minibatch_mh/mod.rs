@@ -13,6 +13,7 @@
 //! s² = Var̂_b(Λᵢ)/b (population variance of the batch), grow b by m while s² ≥ σ² and b < N.
 //! Target: p(θ)·Πᵢ p(xᵢ|θ)^(1/K).
 
+pub mod baselines;
 pub mod xcorr;
 
 use crate::chain::{Chain, Cost};
@@ -42,6 +43,38 @@ pub struct MinibatchMh {
     pub correction: Correction,
 }
 
+/// An approximate accept/reject test that reads a growing subsample of the data: the Barker
+/// test [`MinibatchMh`] and the baselines [`baselines::AustereMh`], [`baselines::MhSubLhd`].
+pub trait MinibatchTest: Send {
+    /// Random-walk proposal standard deviation ε.
+    fn step_size(&self) -> f64;
+    /// Decide the move θ → θ' (log priors `lp0`, `lp1`). `perm` is a permutation of `0..n`
+    /// that the test partially re-shuffles to draw data without replacement.
+    #[allow(clippy::too_many_arguments)]
+    fn decide(
+        &self,
+        rng: &mut ChainRng,
+        model: &dyn DataModel,
+        theta: &[f64],
+        proposal: &[f64],
+        lp0: f64,
+        lp1: f64,
+        perm: &mut [usize],
+    ) -> TestOutcome;
+}
+
+/// Move the datum at a uniform position of `perm[b..]` to `perm[b]` and return it (one step of
+/// a partial Fisher–Yates shuffle: `perm[..=b]` is a uniform without-replacement sample).
+pub(crate) fn draw_next<R: Rng + ?Sized>(rng: &mut R, perm: &mut [usize], b: usize) -> usize {
+    let n = perm.len();
+    if b >= n {
+        return 0;
+    }
+    let r = b + uniform_index(rng, n - b);
+    perm.swap(b, r);
+    perm.get(b).copied().unwrap_or(0)
+}
+
 /// What one minibatch test decided.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct TestOutcome {
@@ -57,6 +90,8 @@ pub struct TestOutcome {
     pub exact_fallback: bool,
     /// A non-finite log-likelihood ratio was met (rejected).
     pub divergent: bool,
+    /// Per-datum likelihood evaluations spent (2 per datum read: θ and θ').
+    pub lik_evals: u64,
 }
 
 impl MinibatchMh {
@@ -107,6 +142,7 @@ impl MinibatchMh {
             s2: 0.0,
             exact_fallback: false,
             divergent: false,
+            lik_evals: 0,
         };
         if prior_diff.is_nan() {
             out.divergent = true;
@@ -122,11 +158,10 @@ impl MinibatchMh {
         loop {
             let target = (b + self.batch_step).min(n);
             while b < target {
-                let r = b + uniform_index(rng, n - b);
-                perm.swap(b, r);
-                let i = perm.get(b).copied().unwrap_or(0);
+                let i = draw_next(rng, perm, b);
                 let lam = scale * (model.log_lik(proposal, i) - model.log_lik(theta, i));
                 b += 1;
+                out.lik_evals = 2 * b as u64;
                 if !lam.is_finite() {
                     out.batch = b;
                     out.divergent = lam.is_nan() || lam == f64::INFINITY;
@@ -139,6 +174,7 @@ impl MinibatchMh {
             let s2 = m2 / (b as f64 * b as f64);
             let delta = mean + prior_diff;
             out.batch = b;
+            out.lik_evals = 2 * b as u64;
             out.delta = delta;
             if b >= n {
                 // All data: Δ* = Δ exactly; the exact Barker test.
@@ -160,9 +196,28 @@ impl MinibatchMh {
     }
 }
 
-/// A running `mh-minibatch` chain over any [`DataModel`].
-pub struct MinibatchMhChain {
-    kernel: MinibatchMh,
+impl MinibatchTest for MinibatchMh {
+    fn step_size(&self) -> f64 {
+        self.step_size
+    }
+    fn decide(
+        &self,
+        rng: &mut ChainRng,
+        model: &dyn DataModel,
+        theta: &[f64],
+        proposal: &[f64],
+        lp0: f64,
+        lp1: f64,
+        perm: &mut [usize],
+    ) -> TestOutcome {
+        self.test(rng, model, theta, proposal, lp0, lp1, perm)
+    }
+}
+
+/// A running random-walk chain over any [`DataModel`] whose accept/reject step is a
+/// [`MinibatchTest`] (`mh-minibatch`, `austere-mh`, `mh-sublhd`).
+pub struct MinibatchMhChain<T: MinibatchTest = MinibatchMh> {
+    kernel: T,
     model: Arc<dyn DataModel>,
     theta: Vec<f64>,
     proposal: Vec<f64>,
@@ -174,11 +229,11 @@ pub struct MinibatchMhChain {
     setup: Cost,
 }
 
-impl MinibatchMhChain {
+impl<T: MinibatchTest> MinibatchMhChain<T> {
     /// Start at `position`; checks that the prior and every ℓᵢ are finite there (one data pass,
     /// reported as setup cost).
     pub fn new(
-        kernel: MinibatchMh,
+        kernel: T,
         model: Arc<dyn DataModel>,
         position: &[f64],
         warmup: usize,
@@ -219,13 +274,13 @@ impl MinibatchMhChain {
         })
     }
 
-    /// The settings.
-    pub fn kernel(&self) -> &MinibatchMh {
+    /// The test and its settings.
+    pub fn kernel(&self) -> &T {
         &self.kernel
     }
 }
 
-impl Chain for MinibatchMhChain {
+impl<T: MinibatchTest> Chain for MinibatchMhChain<T> {
     fn dim(&self) -> usize {
         self.theta.len()
     }
@@ -240,12 +295,12 @@ impl Chain for MinibatchMhChain {
     }
     fn step(&mut self, rng: &mut ChainRng) -> StepInfo {
         self.iter += 1;
-        let eps = self.kernel.step_size;
+        let eps = self.kernel.step_size();
         for (p, &t) in self.proposal.iter_mut().zip(&self.theta) {
             *p = t + eps * std_normal(rng);
         }
         let lp1 = self.model.log_prior(&self.proposal);
-        let o = self.kernel.test(
+        let o = self.kernel.decide(
             rng,
             self.model.as_ref(),
             &self.theta,
@@ -266,7 +321,7 @@ impl Chain for MinibatchMhChain {
             },
             accepted: o.accepted,
             divergent: o.divergent,
-            lik_evals: 2 * o.batch as u64,
+            lik_evals: o.lik_evals,
             grad_evals: 0,
             n_leapfrog: 0,
             step_size: eps,
@@ -294,7 +349,7 @@ impl Chain for MinibatchMhChain {
     }
 }
 
-const P_STEP: ParamSpec = ParamSpec {
+pub(crate) const P_STEP: ParamSpec = ParamSpec {
     key: "step_size",
     description: "random-walk proposal standard deviation ε per coordinate",
     kind: ParamKind::Real {
@@ -304,7 +359,7 @@ const P_STEP: ParamSpec = ParamSpec {
     },
 };
 
-const P_TEMPERATURE: ParamSpec = ParamSpec {
+pub(crate) const P_TEMPERATURE: ParamSpec = ParamSpec {
     key: "temperature",
     description: "temperature K: target p(θ)·Πᵢ p(xᵢ|θ)^(1/K) (the prior is not tempered)",
     kind: ParamKind::Real {
@@ -330,13 +385,13 @@ const P_SIGMA: ParamSpec = ParamSpec {
     kind: ParamKind::Choice(&["1", "1.2"]),
 };
 
-const P_INIT: ParamSpec = ParamSpec {
+pub(crate) const P_INIT: ParamSpec = ParamSpec {
     key: "init",
     description: "starting point: random (uniform(−r, r)), zero, model (the model's own)",
     kind: ParamKind::Choice(&["random", "zero", "model"]),
 };
 
-const P_INIT_RADIUS: ParamSpec = ParamSpec {
+pub(crate) const P_INIT_RADIUS: ParamSpec = ParamSpec {
     key: "init_radius",
     description: "r of the random starting point uniform(−r, r)",
     kind: ParamKind::Real {
@@ -381,6 +436,19 @@ pub fn build_chain(
     let radius = s.f64_in("init_radius", 2.0, 0.0, 1e6)?;
     s.check_all_used()?;
     let kernel = MinibatchMh::new(step, temperature, m, correction)?;
+    start_chain(kernel, model, init, radius, config.warmup, rng)
+}
+
+/// Start a chain at the configured point (`random` starts that give a non-finite density are
+/// redrawn, up to 100 times).
+pub(crate) fn start_chain<T: MinibatchTest + Clone + 'static>(
+    kernel: T,
+    model: Arc<dyn DataModel>,
+    init: &str,
+    radius: f64,
+    warmup: usize,
+    rng: &mut ChainRng,
+) -> Result<Box<dyn Chain>, Error> {
     let d = model.dim();
     let attempts = if init == "random" { 100 } else { 1 };
     let mut last = Error::NonFiniteStart;
@@ -392,7 +460,7 @@ pub fn build_chain(
                 .map(|_| radius * (2.0 * uniform(rng) - 1.0))
                 .collect(),
         };
-        match MinibatchMhChain::new(kernel.clone(), model.clone(), &position, config.warmup) {
+        match MinibatchMhChain::new(kernel.clone(), model.clone(), &position, warmup) {
             Ok(c) => return Ok(Box::new(c)),
             Err(Error::NonFiniteStart) => last = Error::NonFiniteStart,
             Err(e) => return Err(e),
