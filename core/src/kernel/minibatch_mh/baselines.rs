@@ -257,7 +257,7 @@ impl MinibatchTest for MhSubLhd {
             out.divergent = true;
             return out;
         }
-        if ratios.iter().any(|l| *l == f64::NEG_INFINITY) {
+        if ratios.contains(&f64::NEG_INFINITY) {
             return out;
         }
         let c_range = ratios.iter().fold(0.0, |a: f64, l| a.max(math::abs(*l)));
