@@ -72,3 +72,69 @@ fn t3_no_shortcut_k1e4() {
     // The shortcut variant gives sd ratio 0.61 (variance ratio 0.37), far outside 4 MCSE.
     assert!(vr > 0.8, "variance ratio {vr}");
 }
+
+/// The registry lists the three minibatch samplers, accepts every schema key at its default,
+/// and rejects typos and out-of-range values.
+#[test]
+fn registry_entries() {
+    use tallmc_core::registry::{build_chain, sampler, ChainConfig, ParamKind};
+    use tallmc_core::settings::Settings;
+    use tallmc_core::Error;
+    let x: Vec<f64> = (0..200).map(|i| (i as f64 / 200.0) - 0.5).collect();
+    let model: Arc<dyn tallmc_core::model::DataModel> = Arc::new(GaussMean { x });
+    let build = |name: &str, kv: &[String]| {
+        let mut s = Settings::new();
+        for p in kv {
+            s.insert_pair(p).unwrap();
+        }
+        let config = ChainConfig {
+            sampler: name,
+            warmup: 0,
+            settings: &s,
+        };
+        let mut rng = chain_rng(1, 0);
+        build_chain(&config, model.clone(), &mut rng).map(|mut c| {
+            for _ in 0..10 {
+                c.step(&mut rng);
+            }
+            c.extra_names().len()
+        })
+    };
+    for name in ["mh-minibatch", "austere-mh", "mh-sublhd"] {
+        let info = sampler(name).unwrap();
+        assert!(!info.exact);
+        let defaults: Vec<String> = info
+            .params
+            .iter()
+            .map(|p| match p.kind {
+                ParamKind::Real { default, .. } => format!("{}={default}", p.key),
+                ParamKind::Int { default, .. } => format!("{}={default}", p.key),
+                ParamKind::Choice(c) => format!("{}={}", p.key, c[0]),
+                ParamKind::Bool(b) => format!("{}={b}", p.key),
+            })
+            .collect();
+        assert_eq!(build(name, &defaults).unwrap(), 4, "{name}");
+        assert!(matches!(
+            build(name, &["typo=1".into()]),
+            Err(Error::UnknownSetting { .. })
+        ));
+        for kv in ["step_size=0", "temperature=0.5", "batch_step=0"] {
+            assert!(
+                matches!(build(name, &[kv.into()]), Err(Error::InvalidSetting { .. })),
+                "{name} {kv}"
+            );
+        }
+    }
+    assert!(matches!(
+        build("mh-minibatch", &["sigma=2".into()]),
+        Err(Error::InvalidSetting { .. })
+    ));
+    assert!(matches!(
+        build("austere-mh", &["epsilon=0.7".into()]),
+        Err(Error::InvalidSetting { .. })
+    ));
+    assert!(matches!(
+        build("mh-sublhd", &["gamma=1".into()]),
+        Err(Error::InvalidSetting { .. })
+    ));
+}

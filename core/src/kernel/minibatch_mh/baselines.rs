@@ -108,6 +108,9 @@ impl MinibatchTest for AustereMh {
     fn step_size(&self) -> f64 {
         self.step_size
     }
+    fn extra_names(&self) -> Vec<&'static str> {
+        alloc::vec!["batch_size", "se2", "all_data", "delta_hat"]
+    }
     fn decide(
         &self,
         rng: &mut ChainRng,
@@ -224,6 +227,9 @@ impl MhSubLhd {
 impl MinibatchTest for MhSubLhd {
     fn step_size(&self) -> f64 {
         self.step_size
+    }
+    fn extra_names(&self) -> Vec<&'static str> {
+        alloc::vec!["batch_size", "bound_c", "all_data", "delta_hat"]
     }
     fn decide(
         &self,

@@ -48,6 +48,11 @@ pub struct MinibatchMh {
 pub trait MinibatchTest: Send {
     /// Random-walk proposal standard deviation ε.
     fn step_size(&self) -> f64;
+    /// Names of the four [`StepInfo::extra`] entries: the batch size, the test's spread
+    /// statistic ([`TestOutcome::s2`]), the all-data flag and Δ* (scaled by N).
+    fn extra_names(&self) -> Vec<&'static str> {
+        alloc::vec!["batch_size", "s2", "exact_fallback", "delta_hat"]
+    }
     /// Decide the move θ → θ' (log priors `lp0`, `lp1`). `perm` is a permutation of `0..n`
     /// that the test partially re-shuffles to draw data without replacement.
     #[allow(clippy::too_many_arguments)]
@@ -84,7 +89,8 @@ pub struct TestOutcome {
     pub batch: usize,
     /// Δ* at the decision.
     pub delta: f64,
-    /// s² at the decision (0 when the exact fallback was used).
+    /// The spread statistic at the decision: s² for the Barker test (0 when all data decided),
+    /// the squared standard error for AustereMH, the Bernstein half-width c for MHSubLhd.
     pub s2: f64,
     /// The variance condition failed with all data, so the exact Barker test decided.
     pub exact_fallback: bool,
@@ -288,7 +294,7 @@ impl<T: MinibatchTest> Chain for MinibatchMhChain<T> {
         self.names.clone()
     }
     fn extra_names(&self) -> Vec<&'static str> {
-        alloc::vec!["batch_size", "s2", "exact_fallback", "delta_hat"]
+        self.kernel.extra_names()
     }
     fn exact(&self) -> bool {
         false
