@@ -365,6 +365,22 @@ async function onFile() {
 // ------------------------------------------------------------------------------------------------
 // Running
 
+/** Kernel extras per step (`n × EXTRAS`, as the bindings send them). */
+const EXTRAS = 4;
+
+/** Extra `k` of one chain over all iterations (warm-up included). */
+function extraView(chain, k) {
+  const buf = chain.extra.buf;
+  const n = chain.extra.length / EXTRAS;
+  return {
+    length: n,
+    get: (i) => {
+      const v = buf[i * EXTRAS + k];
+      return Number.isFinite(v) ? v : null;
+    },
+  };
+}
+
 function colView(chain, j, fromWarmup) {
   const d = chain.d;
   const buf = chain.draws.buf;
@@ -425,11 +441,14 @@ async function startRun() {
   $('diagnostics').querySelector('tbody').replaceChildren();
   $('cost').querySelector('tbody').replaceChildren();
   $('chain-progress').replaceChildren();
+  $('ecs-fraction-fig').hidden = true;
+  $('ecs-sigma2-fig').hidden = true;
   for (let c = 0; c < f.chains; c++) {
     const w = new Worker(new URL('./chain-worker.js', import.meta.url), { type: 'module' });
     const ch = {
       c, worker: w, status: 'starting', iteration: 0, total: f.warmup + f.draws, warmup: f.warmup, d: 0,
-      draws: new Grow(Float64Array), signs: new Grow(Float64Array), lik: 0, grad: 0, likS: 0, gradS: 0, div: 0, acc: 0, accN: 0,
+      draws: new Grow(Float64Array), signs: new Grow(Float64Array), extra: new Grow(Float64Array),
+      extraSum: [0, 0, 0, 0], lik: 0, grad: 0, likS: 0, gradS: 0, div: 0, acc: 0, accN: 0,
       computeMs: 0, el: null,
     };
     const row = document.createElement('div');
@@ -465,6 +484,13 @@ function onChainMessage(run, ch, m) {
         run.d = m.dim;
         run.signed = m.signed;
         run.nData = m.nData;
+        // Kernel extras shown as per-iteration plots (HMC-ECS: subsample fraction, σ̂²).
+        const names = Array.from(m.extraNames ?? []);
+        run.extraNames = names;
+        run.fracIdx = names.indexOf('data_fraction');
+        run.sigma2Idx = names.indexOf('sigma2');
+        $('ecs-fraction-fig').hidden = run.fracIdx < 0;
+        $('ecs-sigma2-fig').hidden = run.sigma2Idx < 0;
         setParamSelects(run.names);
         startDiag(run);
       }
@@ -476,6 +502,12 @@ function onChainMessage(run, ch, m) {
       ch.computeMs = m.computeMs;
       ch.draws.push(b.draws);
       const nw = b.nWarmup;
+      if (b.extra && b.extra.length === b.n * EXTRAS) {
+        ch.extra.push(b.extra);
+        for (let i = nw; i < b.n; i++) {
+          for (let k = 0; k < EXTRAS; k++) ch.extraSum[k] += b.extra[i * EXTRAS + k];
+        }
+      }
       for (let i = 0; i < b.n; i++) {
         ch.lik += b.likEvals[i];
         ch.grad += b.gradEvals[i];
@@ -631,6 +663,8 @@ function scheduleRender() {
 const trace = new TracePlot($('trace'));
 const hist = new HistPlot($('hist'));
 const acfPlot = new AcfPlot($('acf'));
+const fracPlot = new TracePlot($('ecs-fraction'));
+const sigma2Plot = new TracePlot($('ecs-sigma2'));
 
 function setParamSelects(names) {
   for (const id of ['param', 'pair-x', 'pair-y']) {
@@ -684,6 +718,8 @@ function renderNow() {
   const px = Math.max(0, $('pair-x').selectedIndex);
   const py = Math.max(0, $('pair-y').selectedIndex);
   drawPair($('pair-canvas'), withData.map((c) => colView(c, px, false)), withData.map((c) => colView(c, py, false)), [run.names[px], run.names[py]]);
+  if (run.fracIdx >= 0) fracPlot.update(withData.map((c) => extraView(c, run.fracIdx)), run.f.warmup);
+  if (run.sigma2Idx >= 0) sigma2Plot.update(withData.map((c) => extraView(c, run.sigma2Idx)), run.f.warmup);
   if (run.summary) renderTable(run);
   renderCost(run);
   if (!run.finished && performance.now() - run.diagLast > DIAG_MS) requestDiag(run);
@@ -715,6 +751,15 @@ function renderTable(run) {
   tbody.replaceChildren(...rows);
 }
 
+/** Cost-panel rows for the kernel extras that have a plot (post warm-up means). */
+function extraRows(run, accN) {
+  const rows = [];
+  const mean = (k) => (accN ? run.chains.reduce((s, c) => s + c.extraSum[k], 0) / accN : NaN);
+  if (run.fracIdx >= 0) rows.push(['mean subsample fraction per iteration (post warm-up)', fmt(mean(run.fracIdx), 3)]);
+  if (run.sigma2Idx >= 0) rows.push(['mean σ̂² of the log-likelihood estimator (post warm-up)', fmt(mean(run.sigma2Idx), 3)]);
+  return rows;
+}
+
 function renderCost(run) {
   const end = run.finished ? run.endTime : performance.now();
   const wall = Math.max(1e-3, (end - run.started - run.pausedMs - (run.paused ? performance.now() - run.pauseStart : 0)) / 1000);
@@ -742,6 +787,7 @@ function renderCost(run) {
     ['gradient evaluations (per datum, total)', grad.toExponential(3)],
     ['full-data passes (total)', fmt(passes, 4)],
     ['data fraction per kept iteration', fmt(fraction, 3)],
+    ...extraRows(run, accN),
     ['mean acceptance (post warm-up)', fmt(accN ? acc / accN : NaN, 3)],
     ['divergences (post warm-up)', String(div)],
     ['min bulk ESS', fmt(minEss, 4)],

@@ -40,6 +40,11 @@ pub trait Chain: Send {
     fn setup_cost(&self) -> Cost {
         Cost::default()
     }
+    /// Values the sampler chose itself (step size, trajectory length, subsample size, ...),
+    /// final once warm-up is over, as (name, value) pairs. Empty by default.
+    fn resolved(&self) -> Vec<(&'static str, f64)> {
+        Vec::new()
+    }
 }
 
 /// Work done, in per-datum evaluations.

@@ -29,6 +29,15 @@ test('every registry sampler runs', async (t) => {
       const diag = await readDiagnostics(p);
       assert.ok(Object.keys(diag).length > 0, 'empty diagnostics table');
       for (const [k, r] of Object.entries(diag)) assert.ok(Number.isFinite(r.mean), `${k}: mean ${r.mean}`);
+      // HMC-ECS samplers show the per-iteration data fraction (and σ̂² for the perturbed one).
+      const ecs = s.name.startsWith('hmc-ecs');
+      assert.equal(await p.isVisible('[data-testid=data-fraction-plot]'), ecs, `${s.name}: data-fraction plot`);
+      if (ecs) {
+        assert.ok(await p.locator('[data-testid=data-fraction-plot] canvas').count() > 0, 'data-fraction plot not drawn');
+        const cost = await p.textContent('[data-testid=cost-panel]');
+        assert.match(cost, /mean subsample fraction per iteration/);
+        assert.equal(await p.isVisible('[data-testid=sigma2-plot]'), s.name === 'hmc-ecs', `${s.name}: σ̂² plot`);
+      }
       assert.deepEqual(errs, []);
       await p.close();
     });

@@ -77,6 +77,8 @@ struct ChainOutput {
     sampling: Cost,
     warmup: Cost,
     setup: Cost,
+    /// The sampler's own choices, final after warm-up ([`Chain::resolved`]).
+    resolved: Vec<(&'static str, f64)>,
     /// Seconds: building the chain, warm-up, sampling.
     t_setup: f64,
     t_warmup: f64,
@@ -332,6 +334,7 @@ fn run_one(
         sampling,
         warmup,
         setup,
+        resolved: chain.resolved(),
         t_setup,
         t_warmup: t_warm_end.duration_since(t_start).as_secs_f64(),
         t_sampling: t_end.duration_since(t_warm_end).as_secs_f64(),
@@ -586,7 +589,7 @@ fn write_run_json(dir: &Path, r: &RunReport<'_>) -> Result<(), CliError> {
         .iter()
         .enumerate()
         .map(|(c, o)| {
-            json!({
+            let mut v = json!({
                 "chain": c,
                 "setup_seconds": o.t_setup,
                 "warmup_seconds": o.t_warmup,
@@ -595,10 +598,17 @@ fn write_run_json(dir: &Path, r: &RunReport<'_>) -> Result<(), CliError> {
                 "grad_evals": {"setup": o.setup.grad_evals, "warmup": o.warmup.grad_evals, "sampling": o.sampling.grad_evals},
                 "divergences": o.stats.iter().filter(|s| s.divergent).count(),
                 "mean_accept_prob": num(o.stats.iter().map(|s| s.accept_prob).sum::<f64>() / o.stats.len().max(1) as f64),
-            })
+                "resolved": resolved_json(&o.resolved),
+            });
+            if r.signed {
+                if let Some(m) = v.as_object_mut() {
+                    m.insert("tau_hat".into(), num(tau_hat(&[o.signs.as_slice()])));
+                }
+            }
+            v
         })
         .collect();
-    let doc = json!({
+    let mut doc = json!({
         "tallmc_version": env!("CARGO_PKG_VERSION"),
         "config": {
             "data": a.data.display().to_string(),
@@ -657,10 +667,78 @@ fn write_run_json(dir: &Path, r: &RunReport<'_>) -> Result<(), CliError> {
         },
         "chain_details": chains,
     });
+    if r.signed {
+        if let Some(m) = doc.as_object_mut() {
+            m.insert("signed".into(), signed_json(r.outputs, r.param_names.len()));
+        }
+    }
     let path = dir.join("run.json");
     let mut w = create(&path)?;
     serde_json::to_writer_pretty(&mut w, &doc)
         .map_err(|e| CliError::input(format!("cannot write {}: {e}", path.display())))?;
     w.write_all(b"\n").map_err(write_err(&path))?;
     w.flush().map_err(write_err(&path))
+}
+
+/// `{"eps": 0.1, "L": 12, ...}` from [`Chain::resolved`] pairs (non-finite values become null).
+fn resolved_json(pairs: &[(&'static str, f64)]) -> serde_json::Value {
+    let mut m = serde_json::Map::new();
+    for (k, v) in pairs {
+        m.insert((*k).to_string(), num(*v));
+    }
+    serde_json::Value::Object(m)
+}
+
+/// τ̂: the fraction of non-negative signs over the kept draws of the given chains (NaN if none).
+fn tau_hat(signs: &[&[f64]]) -> f64 {
+    let total: usize = signs.iter().map(|s| s.len()).sum();
+    let pos: usize = signs
+        .iter()
+        .map(|s| s.iter().filter(|&&x| x >= 0.0).count())
+        .sum();
+    if total == 0 {
+        f64::NAN
+    } else {
+        pos as f64 / total as f64
+    }
+}
+
+/// The signed-sampler block of run.json: τ̂, the mean sign 2τ̂ − 1, the inefficiency factors of
+/// the raw θ draws (IF = draws/ESS_mean per parameter) and the cost factor IF/(2τ̂ − 1)² of
+/// Quiroz et al. (eq. 18), which multiplies the evaluation count to give the signed CT.
+fn signed_json(outputs: &[ChainOutput], d: usize) -> serde_json::Value {
+    let signs: Vec<&[f64]> = outputs.iter().map(|o| o.signs.as_slice()).collect();
+    let tau = tau_hat(&signs);
+    let mean_sign = 2.0 * tau - 1.0;
+    let ifs: Vec<f64> = (0..d)
+        .map(|j| {
+            let chains: Vec<&[f64]> = outputs.iter().map(|o| o.draws[j].as_slice()).collect();
+            diag::inefficiency_factor(&chains)
+        })
+        .collect();
+    let if_max = ifs.iter().copied().fold(f64::NEG_INFINITY, |m, v| {
+        if v.is_nan() || m.is_nan() {
+            f64::NAN
+        } else {
+            m.max(v)
+        }
+    });
+    let if_mean = ifs.iter().sum::<f64>() / d.max(1) as f64;
+    let factor = |f: f64| f / (mean_sign * mean_sign);
+    let per_chain: Vec<serde_json::Value> = signs.iter().map(|s| num(tau_hat(&[s]))).collect();
+    json!({
+        "tau_hat": num(tau),
+        "tau_hat_per_chain": per_chain,
+        "mean_sign": num(mean_sign),
+        "if_max": num(if_max),
+        "if_mean": num(if_mean),
+        "cost_factor": num(factor(if_max)),
+        "cost_factor_mean_if": num(factor(if_mean)),
+        "definitions": {
+            "tau_hat": "fraction of kept draws with sign +1 (Pr(L̂ ≥ 0) under the |L̂| chain)",
+            "mean_sign": "2 tau_hat - 1, the mean of the sign column",
+            "if_max": "max over parameters of draws / ESS_mean of the raw (unweighted) draws, all chains",
+            "cost_factor": "IF/(2 tau_hat - 1)^2 with IF = if_max; CT = cost_factor x evaluations (Quiroz et al. eq. 18)",
+        },
+    })
 }

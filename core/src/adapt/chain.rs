@@ -281,4 +281,8 @@ where
     fn setup_cost(&self) -> Cost {
         self.setup
     }
+    /// The step size in force (the adapted one once warm-up is over).
+    fn resolved(&self) -> Vec<(&'static str, f64)> {
+        alloc::vec![("eps", self.kernel.step_size())]
+    }
 }

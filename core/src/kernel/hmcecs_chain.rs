@@ -928,6 +928,9 @@ impl Chain for EcsChain {
     fn setup_cost(&self) -> Cost {
         self.setup
     }
+    fn resolved(&self) -> Vec<(&'static str, f64)> {
+        EcsChain::resolved(self)
+    }
 }
 
 /// Build an `hmc-ecs` (`signed = false`) or `hmc-ecs-signed` chain from registry settings
