@@ -92,7 +92,8 @@ pub struct TestOutcome {
     /// The spread statistic at the decision: s² for the Barker test (0 when all data decided),
     /// the squared standard error for AustereMH, the Bernstein half-width c for MHSubLhd.
     pub s2: f64,
-    /// The variance condition failed with all data, so the exact Barker test decided.
+    /// The test read all data: for the Barker test, the variance condition failed even then and
+    /// the exact Barker test decided; for the baselines, the exact Metropolis test decided.
     pub exact_fallback: bool,
     /// A non-finite log-likelihood ratio was met (rejected).
     pub divergent: bool,
