@@ -338,3 +338,29 @@ fn f_leapfrog_is_reversible_and_second_order() {
     );
     assert!((3.0..=5.0).contains(&(err[0] / err[1])));
 }
+
+/// Spec Test 1(g): the inefficiency-factor estimator used for HMC-ECS cost comparisons
+/// (`diag::inefficiency_factor`) recovers the AR(1) integrated autocorrelation time
+/// IF = (1+φ)/(1−φ) within 5% at N = 2·10⁵.
+#[test]
+fn inefficiency_factor_on_ar1() {
+    use tallmc_core::dist::std_normal;
+    let n = 200_000;
+    for (k, &phi) in [0.0f64, 0.5, 0.9].iter().enumerate() {
+        let mut rng = chain_rng(20_261_123, k as u64);
+        let mut x = Vec::with_capacity(n);
+        // Start in the stationary distribution N(0, 1/(1−φ²)).
+        let mut v = std_normal(&mut rng) / (1.0 - phi * phi).sqrt();
+        for _ in 0..n {
+            v = phi * v + std_normal(&mut rng);
+            x.push(v);
+        }
+        let est = tallmc_core::diag::inefficiency_factor(&[&x]);
+        let truth = (1.0 + phi) / (1.0 - phi);
+        println!("phi = {phi}: IF = {est:.3}, truth {truth:.3}");
+        assert!(
+            (est / truth - 1.0).abs() <= 0.05,
+            "phi = {phi}: IF {est} vs {truth}"
+        );
+    }
+}

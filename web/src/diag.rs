@@ -8,17 +8,7 @@ use tallmc_core::diag as cd;
 use wasm_bindgen::prelude::*;
 
 /// Columns of [`DrawStore::summary`], in order.
-pub const SUMMARY_COLUMNS: [&str; 9] = [
-    "mean",
-    "sd",
-    "q5",
-    "q50",
-    "q95",
-    "mcse_mean",
-    "ess_bulk",
-    "ess_tail",
-    "rhat",
-];
+pub const SUMMARY_COLUMNS: [&str; 9] = cd::Summary::COLUMNS;
 
 /// Split a flat array into chains of the given lengths.
 pub fn split<'a>(values: &'a [f64], lengths: &[u32]) -> Result<Vec<&'a [f64]>, String> {
@@ -77,17 +67,7 @@ impl DrawStore {
             } else {
                 cd::summarize(&xs)
             };
-            out.extend_from_slice(&[
-                s.mean,
-                s.sd,
-                s.q5,
-                s.q50,
-                s.q95,
-                s.mcse_mean,
-                s.ess_bulk,
-                s.ess_tail,
-                s.rhat,
-            ]);
+            out.extend_from_slice(&s.values());
         }
         out
     }

@@ -395,22 +395,10 @@ fn write_summary(
 ) -> Result<Vec<diag::Summary>, CliError> {
     let path = dir.join("summary.csv");
     let mut w = create(&path)?;
-    write_header(
-        &mut w,
-        &[
-            "param",
-            "mean",
-            "sd",
-            "q5",
-            "q50",
-            "q95",
-            "mcse_mean",
-            "ess_bulk",
-            "ess_tail",
-            "rhat",
-        ],
-    )
-    .map_err(write_err(&path))?;
+    let header: Vec<&str> = core::iter::once("param")
+        .chain(diag::Summary::COLUMNS)
+        .collect();
+    write_header(&mut w, &header).map_err(write_err(&path))?;
     let signs: Vec<&[f64]> = outputs.iter().map(|o| o.signs.as_slice()).collect();
     let mut all = Vec::with_capacity(names.len());
     for (j, name) in names.iter().enumerate() {
@@ -422,17 +410,7 @@ fn write_summary(
         };
         let mut line = String::new();
         push_field(&mut line, name);
-        for v in [
-            s.mean,
-            s.sd,
-            s.q5,
-            s.q50,
-            s.q95,
-            s.mcse_mean,
-            s.ess_bulk,
-            s.ess_tail,
-            s.rhat,
-        ] {
+        for v in s.values() {
             line.push(',');
             push_f64(&mut line, v);
         }

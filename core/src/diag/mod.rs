@@ -474,6 +474,35 @@ pub struct Summary {
 }
 
 impl Summary {
+    /// Names of the fields, in the order of [`Summary::values`] (the columns of `summary.csv`
+    /// after `param`).
+    pub const COLUMNS: [&'static str; 9] = [
+        "mean",
+        "sd",
+        "q5",
+        "q50",
+        "q95",
+        "mcse_mean",
+        "ess_bulk",
+        "ess_tail",
+        "rhat",
+    ];
+
+    /// The fields in the order of [`Summary::COLUMNS`].
+    pub fn values(&self) -> [f64; 9] {
+        [
+            self.mean,
+            self.sd,
+            self.q5,
+            self.q50,
+            self.q95,
+            self.mcse_mean,
+            self.ess_bulk,
+            self.ess_tail,
+            self.rhat,
+        ]
+    }
+
     /// A summary with every field NaN.
     pub const NAN: Summary = Summary {
         mean: f64::NAN,
