@@ -14,6 +14,7 @@ pub mod hmcecs_chain;
 pub mod leapfrog;
 pub mod mala;
 pub mod metric;
+pub mod minibatch_mh;
 pub mod nuts;
 pub mod registry;
 pub mod rwmh;

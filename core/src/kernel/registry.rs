@@ -143,6 +143,9 @@ pub static SAMPLERS: &[SamplerInfo] = &[
     crate::kernel::hmcecs_chain::HMC_ECS_SIGNED_INFO,
     crate::kernel::smh::SMH_1_INFO,
     crate::kernel::smh::SMH_2_INFO,
+    crate::kernel::minibatch_mh::MH_MINIBATCH_INFO,
+    crate::kernel::minibatch_mh::baselines::AUSTERE_MH_INFO,
+    crate::kernel::minibatch_mh::baselines::MH_SUBLHD_INFO,
 ];
 
 /// The settings every exact sampler shares.
@@ -256,6 +259,12 @@ pub fn build(
     }
     if let "smh-1" | "smh-2" = config.sampler {
         return crate::kernel::smh::build_chain(config, model);
+    }
+    if config.sampler == "mh-minibatch" {
+        return crate::kernel::minibatch_mh::build_chain(config, model, rng);
+    }
+    if let "austere-mh" | "mh-sublhd" = config.sampler {
+        return crate::kernel::minibatch_mh::baselines::build_chain(config, model, rng);
     }
     let accept = match config.sampler {
         "rwmh" => 0.234,

@@ -1,0 +1,432 @@
+//! The baselines of Seita et al. (2017): `austere-mh` (Korattikara, Chen & Welling 2014, a
+//! sequential Student-t test) and `mh-sublhd` (Bardenet, Doucet & Holmes 2014, an
+//! empirical-Bernstein confidence sampler). Both approximate the **Metropolis** test
+//! log u < Δ; with a symmetric random-walk proposal.
+//!
+//! # Formula
+//!
+//! lᵢ = (1/K)(ℓᵢ(θ') − ℓᵢ(θ)),  μ₀ = (1/N)·(log u + log p(θ) − log p(θ')),  u ~ U(0, 1);
+//! exact MH accepts iff mean_N(lᵢ) > μ₀.
+//!
+//! AustereMH, batch grown by m: s = s_l/√n·√(1 − (n−1)/(N−1)), t = (l̄ − μ₀)/s,
+//! stop when 1 − F_{t, n−1}(|t|) < ε or n = N; accept iff l̄ > μ₀.
+//!
+//! MHSubLhd, batch grown geometrically b ← ⌈γ t⌉ from m: C = maxᵢ |lᵢ| over all data,
+//! δ_k = δ (p−1)/(p k^p), c = σ̂_t √(2 log(3/δ_k)/t) + 6 C log(3/δ_k)/t,
+//! stop when |l̄ − μ₀| ≥ c or t = N; accept iff l̄ > μ₀.
+
+use super::{
+    draw_next, start_chain, MinibatchTest, TestOutcome, P_INIT, P_INIT_RADIUS, P_STEP,
+    P_TEMPERATURE,
+};
+use crate::chain::Chain;
+use crate::error::Error;
+use crate::math;
+use crate::model::DataModel;
+use crate::registry::{ChainConfig, ParamKind, ParamSpec, SamplerInfo};
+use crate::rng::{uniform_open, ChainRng};
+use alloc::boxed::Box;
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+
+/// Upper tail 1 − F(t) of Student's t with ν degrees of freedom, for t ≥ 0.
+///
+/// # Formula
+/// 1 − F_ν(t) = ½ I_{ν/(ν+t²)}(ν/2, ½).
+pub fn student_t_upper(t: f64, nu: f64) -> f64 {
+    if t.is_nan() || nu.is_nan() || nu <= 0.0 {
+        return f64::NAN;
+    }
+    let t = math::abs(t);
+    if t == f64::INFINITY {
+        return 0.0;
+    }
+    0.5 * math::beta_inc(0.5 * nu, 0.5, nu / (nu + t * t))
+}
+
+fn base_outcome() -> TestOutcome {
+    TestOutcome {
+        accepted: false,
+        batch: 0,
+        delta: f64::NEG_INFINITY,
+        s2: f64::NAN,
+        exact_fallback: false,
+        divergent: false,
+        lik_evals: 0,
+    }
+}
+
+fn check_common(step: f64, temperature: f64, m: usize, min_m: usize) -> Result<(), Error> {
+    crate::kernel::check_step_size(step)?;
+    if !(temperature.is_finite() && temperature >= 1.0) {
+        return Err(Error::setting("temperature", "must be a finite number ≥ 1"));
+    }
+    if m < min_m {
+        return Err(Error::setting(
+            "batch_step",
+            alloc::format!("must be at least {min_m}"),
+        ));
+    }
+    Ok(())
+}
+
+/// AustereMH with a fixed design (m, ε) (the "conservative" variant once (m, ε) is chosen).
+#[derive(Debug, Clone, PartialEq)]
+pub struct AustereMh {
+    /// Random-walk proposal standard deviation.
+    pub step_size: f64,
+    /// Temperature K ≥ 1.
+    pub temperature: f64,
+    /// Batch increment m ≥ 2.
+    pub batch_step: usize,
+    /// Per-look error level ε ∈ (0, 0.5).
+    pub epsilon: f64,
+}
+
+impl AustereMh {
+    /// Validate the settings.
+    pub fn new(
+        step_size: f64,
+        temperature: f64,
+        batch_step: usize,
+        epsilon: f64,
+    ) -> Result<Self, Error> {
+        check_common(step_size, temperature, batch_step, 2)?;
+        if !(epsilon > 0.0 && epsilon < 0.5) {
+            return Err(Error::setting("epsilon", "must be in (0, 0.5)"));
+        }
+        Ok(AustereMh {
+            step_size,
+            temperature,
+            batch_step,
+            epsilon,
+        })
+    }
+}
+
+impl MinibatchTest for AustereMh {
+    fn step_size(&self) -> f64 {
+        self.step_size
+    }
+    fn extra_names(&self) -> Vec<&'static str> {
+        alloc::vec!["batch_size", "se2", "all_data", "delta_hat"]
+    }
+    fn decide(
+        &self,
+        rng: &mut ChainRng,
+        model: &dyn DataModel,
+        theta: &[f64],
+        proposal: &[f64],
+        lp0: f64,
+        lp1: f64,
+        perm: &mut [usize],
+    ) -> TestOutcome {
+        let n = perm.len();
+        let nf = n as f64;
+        let mut out = base_outcome();
+        let prior_diff = lp1 - lp0;
+        if prior_diff.is_nan() {
+            out.divergent = true;
+            return out;
+        }
+        if prior_diff == f64::NEG_INFINITY {
+            return out;
+        }
+        let mu0 = (math::ln(uniform_open(rng)) - prior_diff) / nf;
+        let inv_k = 1.0 / self.temperature;
+        let (mut mean, mut m2, mut b) = (0.0, 0.0, 0usize);
+        loop {
+            let target = (b + self.batch_step).min(n);
+            while b < target {
+                let i = draw_next(rng, perm, b);
+                let l = inv_k * (model.log_lik(proposal, i) - model.log_lik(theta, i));
+                b += 1;
+                out.lik_evals = 2 * b as u64;
+                if !l.is_finite() {
+                    out.batch = b;
+                    out.divergent = l.is_nan() || l == f64::INFINITY;
+                    return out;
+                }
+                let d = l - mean;
+                mean += d / b as f64;
+                m2 += d * (l - mean);
+            }
+            out.batch = b;
+            out.delta = nf * (mean - mu0);
+            if b >= n {
+                out.accepted = mean > mu0;
+                out.exact_fallback = true;
+                return out;
+            }
+            let bf = b as f64;
+            let s_l = math::sqrt(m2 / (bf - 1.0));
+            let s = s_l / math::sqrt(bf) * math::sqrt(1.0 - (bf - 1.0) / (nf - 1.0));
+            out.s2 = s * s;
+            let diff = mean - mu0;
+            let decided = if s > 0.0 {
+                student_t_upper(diff / s, bf - 1.0) < self.epsilon
+            } else {
+                diff != 0.0
+            };
+            if decided {
+                out.accepted = diff > 0.0;
+                return out;
+            }
+        }
+    }
+}
+
+/// MHSubLhd with the empirical-Bernstein bound and the empirical range C from all data.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MhSubLhd {
+    /// Random-walk proposal standard deviation.
+    pub step_size: f64,
+    /// Temperature K ≥ 1.
+    pub temperature: f64,
+    /// Initial batch m ≥ 2.
+    pub batch_step: usize,
+    /// Geometric growth factor γ > 1.
+    pub gamma: f64,
+    /// Total error level δ ∈ (0, 1).
+    pub delta: f64,
+    /// Exponent p > 1 of the δ schedule.
+    pub p: f64,
+}
+
+impl MhSubLhd {
+    /// Validate the settings.
+    pub fn new(
+        step_size: f64,
+        temperature: f64,
+        batch_step: usize,
+        gamma: f64,
+        delta: f64,
+        p: f64,
+    ) -> Result<Self, Error> {
+        check_common(step_size, temperature, batch_step, 2)?;
+        if !(gamma > 1.0 && gamma.is_finite()) {
+            return Err(Error::setting("gamma", "must be a finite number > 1"));
+        }
+        if !(delta > 0.0 && delta < 1.0) {
+            return Err(Error::setting("delta", "must be in (0, 1)"));
+        }
+        if !(p > 1.0 && p.is_finite()) {
+            return Err(Error::setting("p", "must be a finite number > 1"));
+        }
+        Ok(MhSubLhd {
+            step_size,
+            temperature,
+            batch_step,
+            gamma,
+            delta,
+            p,
+        })
+    }
+}
+
+impl MinibatchTest for MhSubLhd {
+    fn step_size(&self) -> f64 {
+        self.step_size
+    }
+    fn extra_names(&self) -> Vec<&'static str> {
+        alloc::vec!["batch_size", "bound_c", "all_data", "delta_hat"]
+    }
+    fn decide(
+        &self,
+        rng: &mut ChainRng,
+        model: &dyn DataModel,
+        theta: &[f64],
+        proposal: &[f64],
+        lp0: f64,
+        lp1: f64,
+        perm: &mut [usize],
+    ) -> TestOutcome {
+        let n = perm.len();
+        let nf = n as f64;
+        let mut out = base_outcome();
+        let prior_diff = lp1 - lp0;
+        if prior_diff.is_nan() {
+            out.divergent = true;
+            return out;
+        }
+        if prior_diff == f64::NEG_INFINITY {
+            return out;
+        }
+        let mu0 = (math::ln(uniform_open(rng)) - prior_diff) / nf;
+        let inv_k = 1.0 / self.temperature;
+        // The range C needs every ratio: one full scan (2N evaluations), reused for the batch.
+        let ratios: Vec<f64> = (0..n)
+            .map(|i| inv_k * (model.log_lik(proposal, i) - model.log_lik(theta, i)))
+            .collect();
+        out.lik_evals = 2 * n as u64;
+        if ratios.iter().any(|l| l.is_nan() || *l == f64::INFINITY) {
+            out.divergent = true;
+            return out;
+        }
+        if ratios.contains(&f64::NEG_INFINITY) {
+            return out;
+        }
+        let c_range = ratios.iter().fold(0.0, |a: f64, l| a.max(math::abs(*l)));
+        let (mut mean, mut m2, mut t) = (0.0, 0.0, 0usize);
+        let mut b = self.batch_step.min(n);
+        let mut k = 0i32;
+        loop {
+            while t < b {
+                let i = draw_next(rng, perm, t);
+                let l = ratios.get(i).copied().unwrap_or(0.0);
+                t += 1;
+                let d = l - mean;
+                mean += d / t as f64;
+                m2 += d * (l - mean);
+            }
+            k += 1;
+            let tf = t as f64;
+            out.batch = t;
+            out.delta = nf * (mean - mu0);
+            let diff = mean - mu0;
+            if t >= n {
+                out.accepted = diff > 0.0;
+                out.exact_fallback = true;
+                return out;
+            }
+            let dk = self.delta * (self.p - 1.0) / (self.p * math::pow(k as f64, self.p));
+            let lg = math::ln(3.0 / dk);
+            let sd = math::sqrt(m2 / tf);
+            let c = sd * math::sqrt(2.0 * lg / tf) + 6.0 * c_range * lg / tf;
+            out.s2 = c;
+            if math::abs(diff) >= c {
+                out.accepted = diff > 0.0;
+                return out;
+            }
+            let next = math::ceil(self.gamma * tf);
+            b = if next >= nf {
+                n
+            } else {
+                (next as usize).max(t + 1)
+            };
+        }
+    }
+}
+
+const P_BATCH_AUSTERE: ParamSpec = ParamSpec {
+    key: "batch_step",
+    description: "batch increment m of the sequential t-test",
+    kind: ParamKind::Int {
+        default: 50,
+        min: 2,
+        max: usize::MAX,
+    },
+};
+
+const P_EPSILON: ParamSpec = ParamSpec {
+    key: "epsilon",
+    description: "per-look level ε: stop when the t-test p-value is below ε",
+    kind: ParamKind::Real {
+        default: 0.005,
+        min: 0.0,
+        max: 0.5,
+    },
+};
+
+const P_BATCH_SUBLHD: ParamSpec = ParamSpec {
+    key: "batch_step",
+    description: "initial batch size m (then grown geometrically by γ)",
+    kind: ParamKind::Int {
+        default: 50,
+        min: 2,
+        max: usize::MAX,
+    },
+};
+
+const P_GAMMA: ParamSpec = ParamSpec {
+    key: "gamma",
+    description: "geometric batch growth factor γ",
+    kind: ParamKind::Real {
+        default: 1.5,
+        min: 1.0,
+        max: 100.0,
+    },
+};
+
+const P_DELTA: ParamSpec = ParamSpec {
+    key: "delta",
+    description: "total error level δ of the confidence sampler",
+    kind: ParamKind::Real {
+        default: 0.01,
+        min: 0.0,
+        max: 1.0,
+    },
+};
+
+const P_P: ParamSpec = ParamSpec {
+    key: "p",
+    description: "exponent p of the error schedule δ_k = δ(p−1)/(p k^p)",
+    kind: ParamKind::Real {
+        default: 2.0,
+        min: 1.0,
+        max: 100.0,
+    },
+};
+
+/// Registry entry of `austere-mh`.
+pub const AUSTERE_MH_INFO: SamplerInfo = SamplerInfo {
+    name: "austere-mh",
+    description: "AustereMH: sequential t-test on a growing minibatch (Korattikara et al. 2014)",
+    exact: false,
+    signed: false,
+    models: &[],
+    params: &[
+        P_STEP,
+        P_TEMPERATURE,
+        P_BATCH_AUSTERE,
+        P_EPSILON,
+        P_INIT,
+        P_INIT_RADIUS,
+    ],
+};
+
+/// Registry entry of `mh-sublhd`.
+pub const MH_SUBLHD_INFO: SamplerInfo = SamplerInfo {
+    name: "mh-sublhd",
+    description: "MHSubLhd: empirical-Bernstein confidence sampler (Bardenet et al. 2014)",
+    exact: false,
+    signed: false,
+    models: &[],
+    params: &[
+        P_STEP,
+        P_TEMPERATURE,
+        P_BATCH_SUBLHD,
+        P_GAMMA,
+        P_DELTA,
+        P_P,
+        P_INIT,
+        P_INIT_RADIUS,
+    ],
+};
+
+/// Build an `austere-mh` or `mh-sublhd` chain from validated settings.
+pub fn build_chain(
+    config: &ChainConfig<'_>,
+    model: Arc<dyn DataModel>,
+    rng: &mut ChainRng,
+) -> Result<Box<dyn Chain>, Error> {
+    let s = config.settings;
+    let step = s.f64_or("step_size", 0.1)?;
+    let temperature = s.f64_in("temperature", 1.0, 1.0, f64::INFINITY)?;
+    let m = s.usize_in("batch_step", 50, 2, usize::MAX)?;
+    let init = s.choice("init", "random", &["random", "zero", "model"])?;
+    let radius = s.f64_in("init_radius", 2.0, 0.0, 1e6)?;
+    if config.sampler == "austere-mh" {
+        let eps = s.f64_or("epsilon", 0.005)?;
+        s.check_all_used()?;
+        let k = AustereMh::new(step, temperature, m, eps)?;
+        start_chain(k, model, init, radius, config.warmup, rng)
+    } else {
+        let gamma = s.f64_or("gamma", 1.5)?;
+        let delta = s.f64_or("delta", 0.01)?;
+        let p = s.f64_or("p", 2.0)?;
+        s.check_all_used()?;
+        let k = MhSubLhd::new(step, temperature, m, gamma, delta, p)?;
+        start_chain(k, model, init, radius, config.warmup, rng)
+    }
+}
