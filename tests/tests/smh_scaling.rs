@@ -51,6 +51,10 @@ fn t5_cost_scaling() {
         if k >= 14 {
             assert_eq!(f2, 0.0, "SMH-2 fell back at n = 2^{k}");
         }
+        assert!((150.0..=900.0).contains(&e1), "SMH-1 evals/it {e1}");
+        if k == 12 {
+            assert!(e2 < 80.0, "SMH-2 evals/it {e2} at 2^12");
+        }
         lam2.push(l2.ln());
         lam1.push(l1.ln());
         evals2.push(e2);
@@ -60,6 +64,12 @@ fn t5_cost_scaling() {
     eprintln!("slopes: SMH-2 {s2:.3}, SMH-1 {s1:.3}");
     assert!((-0.62..=-0.40).contains(&s2), "SMH-2 slope {s2}");
     assert!((-0.12..=0.12).contains(&s1), "SMH-1 slope {s1}");
+    let (lo, hi) = lam1
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| {
+            (a.min(x), b.max(x))
+        });
+    assert!(hi - lo <= 1.5f64.ln(), "SMH-1 mean Λ varies more than 1.5×");
     assert!(
         evals2.windows(2).all(|w| w[1] < w[0]),
         "SMH-2 evals/it not decreasing: {evals2:?}"
