@@ -146,6 +146,8 @@ pub static SAMPLERS: &[SamplerInfo] = &[
     crate::kernel::minibatch_mh::MH_MINIBATCH_INFO,
     crate::kernel::minibatch_mh::baselines::AUSTERE_MH_INFO,
     crate::kernel::minibatch_mh::baselines::MH_SUBLHD_INFO,
+    crate::kernel::sgmcmc::SGLD_INFO,
+    crate::kernel::sgmcmc::SGLD_CV_INFO,
 ];
 
 /// The settings every exact sampler shares.
@@ -265,6 +267,9 @@ pub fn build(
     }
     if let "austere-mh" | "mh-sublhd" = config.sampler {
         return crate::kernel::minibatch_mh::baselines::build_chain(config, model, rng);
+    }
+    if let "sgld" | "sgld-cv" = config.sampler {
+        return crate::kernel::sgmcmc::build_chain(config, model, rng);
     }
     let accept = match config.sampler {
         "rwmh" => 0.234,
