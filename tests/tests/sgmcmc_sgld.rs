@@ -4,6 +4,8 @@
 //!   posterior N(μ, λ⁻¹) of `gaussian` (d = 1) its stationary law is N(μ, 1/(λ(1 − hλ/4))).
 //!   Checked at hλ = 1 (variance 4/(3λ)) and hλ = 2 (variance 2/λ) within 4 MCSE, and shown to
 //!   be far (> 10 MCSE) from the posterior variance 1/λ.
+//! - Minibatch (m = 10, with and without replacement) on the same model: the gradient noise is
+//!   independent of θ, so the stationary variance (h + h²V_g/4)/(1 − (1 − hλ/2)²) is exact.
 //! - SGLD-CV with the automatic small step on `linear` with known noise matches the conjugate
 //!   posterior mean within 0.1 posterior sd (500k draws: MCSE ≈ 0.02 sd, so 0.1 sd ≈ 5 MCSE).
 //! - Cost per iteration at n = 10⁵, batch 100: 100 gradient evaluations for `sgld`, 200 for
@@ -148,4 +150,65 @@ fn cost_per_iteration_is_batch_sized() {
             );
         }
     }
+}
+
+/// On the Gaussian mean model ∇ℓᵢ(μ) = yᵢ − μ, so the naive estimator's noise
+/// (n/m) Σ_{i∈S} yᵢ − Σᵢ yᵢ does not depend on μ and has variance V_g = (n²/m)·s²
+/// (with replacement; s² the population variance of y) or (n²/m)·s²·(n − m)/(n − 1)
+/// (without). The chain is then an AR(1) with stationary variance
+/// (h + h²V_g/4) / (1 − (1 − hλ/2)²) (spec 003 §2.0), checked within 4 MCSE at hλ = 1, m = 10.
+fn minibatch_variance(with_replacement: bool, seed: u64) {
+    let (n, m) = (1000usize, 10usize);
+    let (model, mu, lambda) = gaussian_1d(n, 8);
+    // ∇ℓᵢ(0) = yᵢ (unit noise variance).
+    let y: Vec<f64> = (0..n)
+        .map(|i| {
+            let mut g = [0.0];
+            model.log_lik_grad(&[0.0], i, &mut g);
+            g[0]
+        })
+        .collect();
+    let ybar = mean(&y);
+    let s2 = y.iter().map(|v| (v - ybar) * (v - ybar)).sum::<f64>() / n as f64;
+    let fpc = if with_replacement {
+        1.0
+    } else {
+        (n - m) as f64 / (n - 1) as f64
+    };
+    let v_g = (n * n) as f64 / m as f64 * s2 * fpc;
+    let h = 1.0 / lambda;
+    let a = 1.0 - h * lambda / 2.0;
+    let v_theory = (h + h * h * v_g / 4.0) / (1.0 - a * a);
+    let step = format!("step_size={h}");
+    let wr = format!("with_replacement={with_replacement}");
+    let r = run_sampler(
+        "sgld",
+        model,
+        &[&step, "batch_size=10", &wr, "init=model"],
+        seed,
+        200,
+        20_000,
+    );
+    let x = r.col(0);
+    let vz = variance_z(&x, mu, v_theory);
+    let (mx, se) = (mean(&x), mcse_mean(&x));
+    eprintln!(
+        "with_replacement={with_replacement}: var {:.4e} theory {v_theory:.4e} (z {vz:+.2}), exact-gradient {:.4e}; mean z {:+.2}",
+        var(&x),
+        4.0 / (3.0 * lambda),
+        (mx - mu) / se
+    );
+    assert!(vz.abs() <= 4.0, "stationary variance off by {vz} MCSE");
+    assert!((mx - mu).abs() <= 4.0 * se, "mean {mx} vs {mu} (mcse {se})");
+    assert!(r.stats.iter().all(|s| s.grad_evals == m as u64));
+}
+
+#[test]
+fn minibatch_stationary_variance_with_replacement() {
+    minibatch_variance(true, 51);
+}
+
+#[test]
+fn minibatch_stationary_variance_without_replacement() {
+    minibatch_variance(false, 52);
 }
