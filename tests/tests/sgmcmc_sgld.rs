@@ -212,3 +212,49 @@ fn minibatch_stationary_variance_with_replacement() {
 fn minibatch_stationary_variance_without_replacement() {
     minibatch_variance(false, 52);
 }
+
+/// At the centre the control-variate estimate is the exact gradient ∇ log π(θ̂) (the minibatch
+/// terms cancel), and averaged over many batches the naive estimate at any θ approaches
+/// ∇ log π(θ) (unbiasedness, within 4 standard errors).
+#[test]
+fn gradient_estimators_centre_exactness_and_unbiasedness() {
+    use tallmc_core::kernel::sgmcmc::GradientEstimator;
+    use tallmc_core::optim::{find_mode, ModeOptions};
+    let n = 2000;
+    let (model, _, _) = gaussian_1d(n, 10);
+    let exact = |theta: f64| {
+        let mut g = [0.0];
+        model.log_prior_grad(&[theta], &mut g);
+        model.log_lik_grad_all(&[theta], &mut g);
+        g[0]
+    };
+    let mode = find_mode(model.as_ref(), &[0.0], &ModeOptions::default()).expect("mode");
+    let (mut cv, cost) =
+        GradientEstimator::control_variate(model.as_ref(), &mode.mode, 50, false).expect("cv");
+    assert_eq!(cost.grad_evals, n as u64);
+    let mut rng = chain_rng(3, 0);
+    let mut g = [0.0];
+    assert_eq!(
+        cv.estimate(&mut rng, model.as_ref(), &mode.mode, &mut g),
+        100
+    );
+    let g_exact = exact(mode.mode[0]);
+    assert!((g[0] - g_exact).abs() <= 1e-9 * (1.0 + g_exact.abs()));
+    for with_replacement in [true, false] {
+        let mut naive = GradientEstimator::naive(n, 1, 50, with_replacement).expect("naive");
+        let theta = 0.3;
+        let draws: Vec<f64> = (0..20_000)
+            .map(|_| {
+                naive.estimate(&mut rng, model.as_ref(), &[theta], &mut g);
+                g[0]
+            })
+            .collect();
+        let (m, se) = (mean(&draws), sd(&draws) / (draws.len() as f64).sqrt());
+        let truth = exact(theta);
+        eprintln!(
+            "naive (wr={with_replacement}): mean {m:.3} truth {truth:.3} z {:+.2}",
+            (m - truth) / se
+        );
+        assert!((m - truth).abs() <= 4.0 * se);
+    }
+}
