@@ -1,0 +1,105 @@
+//! `tallmc repro smh` and `tallmc repro minibatch-mh` at tiny hidden sizes: the output files
+//! exist and carry the expected columns, one row per method.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+const BIN: &str = env!("CARGO_BIN_EXE_tallmc");
+
+/// A directory under the system temp dir, unique per process and name, removed on drop.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(name: &str) -> Self {
+        let p =
+            std::env::temp_dir().join(format!("tallmc-repro-test-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&p);
+        std::fs::create_dir_all(&p).unwrap();
+        TempDir(p)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn tallmc(args: &[&str]) -> Output {
+    Command::new(BIN)
+        .args(args)
+        .output()
+        .expect("the tallmc binary runs")
+}
+
+/// Run an experiment and return (header columns, data rows) of `csv`, checking `md` exists.
+fn run(experiment: &str, n: &str, draws: &str, csv: &str, md: &str) -> (Vec<String>, Vec<String>) {
+    let dir = TempDir::new(experiment);
+    let out = dir.0.display().to_string();
+    let o = tallmc(&[
+        "repro", experiment, "--quick", "--n", n, "--draws", draws, "--out", &out,
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "stderr: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let table = std::fs::read_to_string(dir.0.join(md)).expect("markdown table written");
+    assert!(table.starts_with(&format!("# tallmc repro {experiment}")));
+    assert_eq!(String::from_utf8_lossy(&o.stdout), table);
+    let text = std::fs::read_to_string(dir.0.join(csv)).expect("csv written");
+    let mut lines = text.lines();
+    let header = lines.next().unwrap().split(',').map(String::from).collect();
+    (header, lines.map(String::from).collect())
+}
+
+#[test]
+fn smh_writes_table_and_csv() {
+    let (header, rows) = run("smh", "512", "100", "smh.csv", "smh_table.md");
+    for col in [
+        "n",
+        "method",
+        "sampler",
+        "lik_evals_per_iter",
+        "accept",
+        "ess_per_1000_lik_evals",
+        "ess_per_second",
+    ] {
+        assert!(header.iter().any(|h| h == col), "missing column {col}");
+    }
+    assert_eq!(rows.len(), 4, "SMH-1, SMH-2 (rw, pcn) and MH");
+    // Full-data MH (truncation=0) evaluates all n points per iteration.
+    let mh = rows.iter().find(|r| r.contains("truncation=0")).unwrap();
+    let j = header
+        .iter()
+        .position(|h| h == "lik_evals_per_iter")
+        .unwrap();
+    let lpi: f64 = mh.split(',').nth(j).unwrap().parse().unwrap();
+    assert!(lpi >= 512.0, "MH evaluates the full data: {lpi}");
+}
+
+#[test]
+fn minibatch_mh_writes_table_and_csv() {
+    let (header, rows) = run(
+        "minibatch-mh",
+        "2000",
+        "50",
+        "minibatch_mh.csv",
+        "minibatch_mh_table.md",
+    );
+    for col in [
+        "method",
+        "sampler",
+        "avg_batch_size",
+        "paper_avg_batch_size_n1e6",
+    ] {
+        assert!(header.iter().any(|h| h == col), "missing column {col}");
+    }
+    assert_eq!(rows.len(), 3);
+    let j = header.iter().position(|h| h == "avg_batch_size").unwrap();
+    for r in &rows {
+        let b: f64 = r.split(',').nth(j).unwrap().parse().unwrap();
+        assert!((1.0..=2000.0).contains(&b), "batch size {b} in [1, N]: {r}");
+    }
+}
