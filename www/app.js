@@ -443,6 +443,8 @@ async function startRun() {
   $('chain-progress').replaceChildren();
   $('ecs-fraction-fig').hidden = true;
   $('ecs-sigma2-fig').hidden = true;
+  $('extra-fig').hidden = true;
+  $('extra').replaceChildren();
   for (let c = 0; c < f.chains; c++) {
     const w = new Worker(new URL('./chain-worker.js', import.meta.url), { type: 'module' });
     const ch = {
@@ -491,6 +493,7 @@ function onChainMessage(run, ch, m) {
         run.sigma2Idx = names.indexOf('sigma2');
         $('ecs-fraction-fig').hidden = run.fracIdx < 0;
         $('ecs-sigma2-fig').hidden = run.sigma2Idx < 0;
+        setExtraSelect(names);
         setParamSelects(run.names);
         startDiag(run);
       }
@@ -665,6 +668,16 @@ const hist = new HistPlot($('hist'));
 const acfPlot = new AcfPlot($('acf'));
 const fracPlot = new TracePlot($('ecs-fraction'));
 const sigma2Plot = new TracePlot($('ecs-sigma2'));
+const extraPlot = new TracePlot($('extra-plot'));
+
+/** Fill the generic per-iteration diagnostics select (hidden when the sampler reports no extras). */
+function setExtraSelect(names) {
+  const shown = names.slice(0, EXTRAS);
+  $('extra').replaceChildren(...shown.map((n, k) => new Option(n, String(k))));
+  const pick = ['points', 'batch_size'].map((n) => shown.indexOf(n)).find((k) => k >= 0) ?? 0;
+  $('extra').selectedIndex = shown.length ? pick : -1;
+  $('extra-fig').hidden = shown.length === 0;
+}
 
 function setParamSelects(names) {
   for (const id of ['param', 'pair-x', 'pair-y']) {
@@ -720,6 +733,8 @@ function renderNow() {
   drawPair($('pair-canvas'), withData.map((c) => colView(c, px, false)), withData.map((c) => colView(c, py, false)), [run.names[px], run.names[py]]);
   if (run.fracIdx >= 0) fracPlot.update(withData.map((c) => extraView(c, run.fracIdx)), run.f.warmup);
   if (run.sigma2Idx >= 0) sigma2Plot.update(withData.map((c) => extraView(c, run.sigma2Idx)), run.f.warmup);
+  const ek = $('extra').selectedIndex;
+  if (ek >= 0 && run.extraNames?.length) extraPlot.update(withData.map((c) => extraView(c, ek)), run.f.warmup);
   if (run.summary) renderTable(run);
   renderCost(run);
   if (!run.finished && performance.now() - run.diagLast > DIAG_MS) requestDiag(run);
@@ -862,7 +877,7 @@ for (const id of ['sim-n', 'chains', 'warmup', 'draws', 'seed', 'intercept', 'st
 $('run').addEventListener('click', startRun);
 $('stop').addEventListener('click', () => stopRun(false));
 $('pause').addEventListener('click', togglePause);
-for (const id of ['param', 'pair-x', 'pair-y']) {
+for (const id of ['param', 'pair-x', 'pair-y', 'extra']) {
   $(id).addEventListener('change', () => {
     if (state.run) {
       if (id === 'param') requestDiag(state.run, state.run.finished);

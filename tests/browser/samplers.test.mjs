@@ -38,6 +38,22 @@ test('every registry sampler runs', async (t) => {
         assert.match(cost, /mean subsample fraction per iteration/);
         assert.equal(await p.isVisible('[data-testid=sigma2-plot]'), s.name === 'hmc-ecs', `${s.name}: σ̂² plot`);
       }
+      // Generic per-iteration diagnostics plot of the sampler's extras (hidden when it has none).
+      const extras = await p.$$eval('[data-testid=extra-select] option', (os) => os.map((o) => o.textContent));
+      assert.equal(await p.isVisible('[data-testid=extra-plot]'), extras.length > 0, `${s.name}: extra plot`);
+      if (extras.length > 0) assert.ok(await p.locator('[data-testid=extra-plot] canvas').count() > 0, 'extra plot not drawn');
+      const selected = () => p.$eval('[data-testid=extra-select]', (e) => e.selectedOptions[0]?.textContent);
+      if (s.name === 'rwmh') assert.equal(await p.isVisible('[data-testid=extra-plot]'), false, 'rwmh: extra plot shown');
+      if (s.name === 'mh-minibatch') {
+        assert.ok(extras.includes('batch_size'), `mh-minibatch extras: ${extras}`);
+        assert.equal(await selected(), 'batch_size');
+        await p.selectOption('[data-testid=extra-select]', { label: extras[extras.length - 1] });
+        assert.ok(await p.locator('[data-testid=extra-plot] canvas').count() > 0, 'extra plot not drawn after select');
+      }
+      if (s.name === 'smh-2') {
+        assert.ok(extras.includes('points'), `smh-2 extras: ${extras}`);
+        assert.equal(await selected(), 'points');
+      }
       assert.deepEqual(errs, []);
       await p.close();
     });
