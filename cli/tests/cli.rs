@@ -2,50 +2,9 @@
 //! naming the file, line, column or option; a run writes the four output files with the
 //! specified columns, and the same seed gives the same draws.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-use std::sync::atomic::{AtomicUsize, Ordering};
-
-const BIN: &str = env!("CARGO_BIN_EXE_tallmc");
-
-/// A directory under the system temp dir, unique per process and call, removed on drop.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(name: &str) -> Self {
-        static COUNT: AtomicUsize = AtomicUsize::new(0);
-        let k = COUNT.fetch_add(1, Ordering::Relaxed);
-        let p =
-            std::env::temp_dir().join(format!("tallmc-cli-test-{}-{name}-{k}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&p);
-        std::fs::create_dir_all(&p).unwrap();
-        TempDir(p)
-    }
-    fn path(&self) -> &Path {
-        &self.0
-    }
-    fn file(&self, name: &str, contents: &[u8]) -> String {
-        let p = self.0.join(name);
-        std::fs::write(&p, contents).unwrap();
-        p.display().to_string()
-    }
-    fn join(&self, name: &str) -> String {
-        self.0.join(name).display().to_string()
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn tallmc(args: &[&str]) -> Output {
-    Command::new(BIN)
-        .args(args)
-        .output()
-        .expect("the tallmc binary runs")
-}
+mod common;
+use common::{tallmc, TempDir};
+use std::path::Path;
 
 /// Exit code 2, exactly one stderr line `error: …` containing every `needle`, no panic text.
 fn assert_input_error(args: &[&str], needles: &[&str]) -> String {

@@ -1,42 +1,10 @@
 //! `tallmc run` reports what the sampler chose itself (`resolved` per chain in run.json) and,
 //! for signed samplers, the sign column of draws.csv with τ̂ and the cost factor IF/(2τ̂−1)².
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-use std::sync::atomic::{AtomicUsize, Ordering};
-
-const BIN: &str = env!("CARGO_BIN_EXE_tallmc");
-
-/// A directory under the system temp dir, unique per process and call, removed on drop.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(name: &str) -> Self {
-        static COUNT: AtomicUsize = AtomicUsize::new(0);
-        let k = COUNT.fetch_add(1, Ordering::Relaxed);
-        let p =
-            std::env::temp_dir().join(format!("tallmc-ecs-test-{}-{name}-{k}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&p);
-        std::fs::create_dir_all(&p).unwrap();
-        TempDir(p)
-    }
-    fn join(&self, name: &str) -> String {
-        self.0.join(name).display().to_string()
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn tallmc(args: &[&str]) -> Output {
-    Command::new(BIN)
-        .args(args)
-        .output()
-        .expect("the tallmc binary runs")
-}
+mod common;
+use common::{tallmc, TempDir};
+use std::path::Path;
+use std::process::Output;
 
 fn ok(o: &Output) {
     assert_eq!(

@@ -1,36 +1,8 @@
 //! `tallmc repro smh` and `tallmc repro minibatch-mh` at tiny hidden sizes: the output files
 //! exist and carry the expected columns, one row per method.
 
-use std::path::PathBuf;
-use std::process::{Command, Output};
-
-const BIN: &str = env!("CARGO_BIN_EXE_tallmc");
-
-/// A directory under the system temp dir, unique per process and name, removed on drop.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(name: &str) -> Self {
-        let p =
-            std::env::temp_dir().join(format!("tallmc-repro-test-{}-{name}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&p);
-        std::fs::create_dir_all(&p).unwrap();
-        TempDir(p)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn tallmc(args: &[&str]) -> Output {
-    Command::new(BIN)
-        .args(args)
-        .output()
-        .expect("the tallmc binary runs")
-}
+mod common;
+use common::{tallmc, TempDir};
 
 /// Run an experiment and return (header columns, data rows) of `csv`, checking `md` exists.
 fn run(experiment: &str, n: &str, draws: &str, csv: &str, md: &str) -> (Vec<String>, Vec<String>) {
