@@ -104,6 +104,27 @@ impl AustereMh {
     }
 }
 
+/// The per-datum threshold μ₀ = (ln u − [log p(θ′) − log p(θ)]) / N of the sequential tests,
+/// or `None` when the prior difference already decides the step (NaN: a divergent rejection,
+/// −∞: a rejection; `out` is marked accordingly).
+fn sequential_threshold(
+    rng: &mut ChainRng,
+    lp0: f64,
+    lp1: f64,
+    nf: f64,
+    out: &mut TestOutcome,
+) -> Option<f64> {
+    let prior_diff = lp1 - lp0;
+    if prior_diff.is_nan() {
+        out.divergent = true;
+        return None;
+    }
+    if prior_diff == f64::NEG_INFINITY {
+        return None;
+    }
+    Some((math::ln(uniform_open(rng)) - prior_diff) / nf)
+}
+
 impl MinibatchTest for AustereMh {
     fn step_size(&self) -> f64 {
         self.step_size
@@ -124,15 +145,9 @@ impl MinibatchTest for AustereMh {
         let n = perm.len();
         let nf = n as f64;
         let mut out = base_outcome();
-        let prior_diff = lp1 - lp0;
-        if prior_diff.is_nan() {
-            out.divergent = true;
+        let Some(mu0) = sequential_threshold(rng, lp0, lp1, nf, &mut out) else {
             return out;
-        }
-        if prior_diff == f64::NEG_INFINITY {
-            return out;
-        }
-        let mu0 = (math::ln(uniform_open(rng)) - prior_diff) / nf;
+        };
         let inv_k = 1.0 / self.temperature;
         let (mut mean, mut m2, mut b) = (0.0, 0.0, 0usize);
         loop {
@@ -244,15 +259,9 @@ impl MinibatchTest for MhSubLhd {
         let n = perm.len();
         let nf = n as f64;
         let mut out = base_outcome();
-        let prior_diff = lp1 - lp0;
-        if prior_diff.is_nan() {
-            out.divergent = true;
+        let Some(mu0) = sequential_threshold(rng, lp0, lp1, nf, &mut out) else {
             return out;
-        }
-        if prior_diff == f64::NEG_INFINITY {
-            return out;
-        }
-        let mu0 = (math::ln(uniform_open(rng)) - prior_diff) / nf;
+        };
         let inv_k = 1.0 / self.temperature;
         // The range C needs every ratio: one full scan (2N evaluations), reused for the batch.
         let ratios: Vec<f64> = (0..n)
