@@ -1,0 +1,202 @@
+//! `tallmc repro EXPERIMENT [--quick] --out DIR`: paper reproductions.
+//!
+//! `hmc-ecs`: Dang, Quiroz, Kohn, Tran & Villani (2019), HIGGS experiment (§6, Tables 1–2), on
+//! HIGGS-like synthetic logistic data (the real HIGGS file is 2.6 GB): perturbed and signed
+//! HMC-ECS against full-data HMC and NUTS, with the paper's cost CT = IF × evaluations and the
+//! relative cost RCT = CT_other/CT_perturbed (min / median / max over parameters).
+
+mod hmc_ecs;
+mod minibatch_mh;
+mod smh;
+
+use super::{io_msg, CliError};
+use clap::Args;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+use tallmc_core::chain::{run_chain, Phase};
+use tallmc_core::data::DesignSpec;
+use tallmc_core::diag;
+use tallmc_core::model::DataModel;
+use tallmc_core::registry::{self, ChainConfig};
+use tallmc_core::rng::chain_rng;
+use tallmc_core::settings::Settings;
+
+/// Arguments of `tallmc repro`.
+#[derive(Args, Debug)]
+pub struct ReproArgs {
+    /// Experiment name; omit to list the experiments.
+    pub experiment: Option<String>,
+    /// A shorter version of the experiment (fewer data, draws and repetitions).
+    #[arg(long)]
+    pub quick: bool,
+    /// Output directory.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Override the number of rows (for tests).
+    #[arg(long, hide = true)]
+    pub n: Option<usize>,
+    /// Override the kept draws per sampler (warm-up is half of it; for tests).
+    #[arg(long, hide = true)]
+    pub draws: Option<usize>,
+}
+
+/// Every experiment: (name, description).
+const EXPERIMENTS: &[(&str, &str)] = &[
+    (
+        "hmc-ecs",
+        "Dang et al. 2019 Tables 1-2: perturbed/signed HMC-ECS vs full-data HMC and NUTS, HIGGS-like \
+         logistic regression (n = 10^6, d = 29; --quick: n = 10^5)",
+    ),
+    (
+        "smh",
+        "Cornish et al. 2019 Fig. 3-4: SMH-1, SMH-2 and full-data MH on logistic regression, d = 10, \
+         n = 2^12..2^20 (--quick: 2^12..2^16): likelihood evaluations / iteration, acceptance, ESS \
+         per 1000 evaluations and per second",
+    ),
+    (
+        "minibatch-mh",
+        "Seita et al. 2017 Table 1: average final minibatch size of MHminibatch, AustereMH and \
+         MHSubLhd on the Gaussian mixture (N = 10^6, K = 10^4; --quick: N = 10^5, K = 10^3)",
+    ),
+];
+
+/// `tallmc repro`.
+pub fn repro(a: &ReproArgs) -> Result<(), CliError> {
+    let Some(name) = &a.experiment else {
+        let mut text = String::new();
+        for (n, d) in EXPERIMENTS {
+            text.push_str(&format!("{n}  {d}\n"));
+        }
+        return crate::cmd::list::emit(&text);
+    };
+    if !EXPERIMENTS.iter().any(|(n, _)| n == name) {
+        let names: Vec<&str> = EXPERIMENTS.iter().map(|(n, _)| *n).collect();
+        return Err(CliError::input(format!(
+            "unknown experiment `{name}` (available: {})",
+            names.join(", ")
+        )));
+    }
+    let Some(out) = &a.out else {
+        return Err(CliError::input(
+            "--out DIR is required to run an experiment",
+        ));
+    };
+    if a.n == Some(0) {
+        return Err(CliError::input("--n: must be at least 1"));
+    }
+    if a.draws.is_some_and(|d| d < 10) {
+        return Err(CliError::input("--draws: must be at least 10"));
+    }
+    std::fs::create_dir_all(out)
+        .map_err(|e| CliError::input(format!("--out {}: {}", out.display(), io_msg(&e))))?;
+    match name.as_str() {
+        "hmc-ecs" => hmc_ecs::run(a, out),
+        "smh" => smh::run(a, out),
+        "minibatch-mh" => minibatch_mh::run(a, out),
+        _ => Err(CliError::internal(format!(
+            "experiment `{name}` is listed but not implemented"
+        ))),
+    }
+}
+
+pub(crate) fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n == 0 {
+        f64::NAN
+    } else if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        0.5 * (v[n / 2 - 1] + v[n / 2])
+    }
+}
+
+pub(crate) fn fmt(x: f64) -> String {
+    if x.is_nan() {
+        "–".into()
+    } else if x.fract() == 0.0 && x.abs() < 1e9 {
+        format!("{x:.0}")
+    } else if x != 0.0 && (x.abs() >= 1e5 || x.abs() < 1e-3) {
+        format!("{x:.3e}")
+    } else {
+        format!("{x:.4}")
+    }
+}
+
+pub(crate) fn write(path: &Path, text: &str) -> Result<(), CliError> {
+    std::fs::write(path, text)
+        .map_err(|e| CliError::input(format!("cannot write {}: {}", path.display(), io_msg(&e))))
+}
+
+/// One run of a simple (non-signed) sampler: kept draws, acceptance and sampling-phase cost.
+pub(crate) struct SimpleRun {
+    pub(crate) draws: Vec<Vec<f64>>,
+    pub(crate) accept: f64,
+    /// Sampling-phase likelihood evaluations (`Cost::lik_evals`).
+    pub(crate) lik_evals: u64,
+    /// Mean over kept iterations of the `extra` column named in [`run_simple`] (NaN if absent).
+    pub(crate) extra_mean: f64,
+    pub(crate) seconds: f64,
+}
+
+impl SimpleRun {
+    /// Minimum over parameters of `diag::ess_bulk`.
+    pub(crate) fn ess_min(&self) -> f64 {
+        let d = self.draws.first().map_or(0, Vec::len);
+        (0..d)
+            .map(|j| {
+                let col: Vec<f64> = self.draws.iter().map(|t| t[j]).collect();
+                diag::ess_bulk(&[&col])
+            })
+            .fold(f64::INFINITY, f64::min)
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn run_simple(
+    model: &Arc<dyn DataModel>,
+    sampler: &str,
+    kv: &[String],
+    extra_name: &str,
+    warmup: usize,
+    draws: usize,
+    seed: u64,
+) -> Result<SimpleRun, CliError> {
+    let mut s = Settings::new();
+    for p in kv {
+        s.insert_pair(p)
+            .map_err(|e| CliError::internal(format!("{sampler}: {e}")))?;
+    }
+    let config = ChainConfig {
+        sampler,
+        warmup,
+        settings: &s,
+    };
+    let mut rng = chain_rng(seed, 0);
+    let t0 = Instant::now();
+    let mut chain = registry::build_chain(&config, model.clone(), &mut rng)
+        .map_err(|e| CliError::internal(format!("{sampler}: {e}")))?;
+    let ix = chain.extra_names().iter().position(|e| *e == extra_name);
+    let mut out = Vec::with_capacity(draws);
+    let (mut acc, mut ex) = (0.0, 0.0);
+    let (samp, _warm) = run_chain(chain.as_mut(), &mut rng, draws, |ph, _, th, info| {
+        if ph == Phase::Sampling {
+            out.push(th.to_vec());
+            acc += info.accept_prob;
+            if let Some(i) = ix {
+                ex += info.extra.get(i).copied().unwrap_or(f64::NAN);
+            }
+        }
+    });
+    let seconds = t0.elapsed().as_secs_f64();
+    let k = out.len().max(1) as f64;
+    Ok(SimpleRun {
+        draws: out,
+        accept: acc / k,
+        lik_evals: samp.lik_evals,
+        extra_mean: if ix.is_some() { ex / k } else { f64::NAN },
+        seconds,
+    })
+}
