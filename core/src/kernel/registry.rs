@@ -148,6 +148,7 @@ pub static SAMPLERS: &[SamplerInfo] = &[
     crate::kernel::minibatch_mh::baselines::MH_SUBLHD_INFO,
     crate::kernel::sgmcmc::SGLD_INFO,
     crate::kernel::sgmcmc::SGLD_CV_INFO,
+    crate::kernel::qnhmc::QNHMC_INFO,
 ];
 
 /// The settings every exact sampler shares.
@@ -267,6 +268,9 @@ pub fn build(
     }
     if let "austere-mh" | "mh-sublhd" = config.sampler {
         return crate::kernel::minibatch_mh::baselines::build_chain(config, model, rng);
+    }
+    if config.sampler == "qnhmc" {
+        return crate::kernel::qnhmc::build_chain(config, model, rng);
     }
     if let "sgld" | "sgld-cv" = config.sampler {
         return crate::kernel::sgmcmc::build_chain(config, model, rng);
