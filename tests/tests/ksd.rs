@@ -294,7 +294,7 @@ fn trace_follows_the_run() {
         .flat_map(|&(c, i)| chains[c][i * D..(i + 1) * D].iter().copied())
         .collect();
     let s = std_scores(&x);
-    let t = ksd_trace(&kernel, &x, &s, D).unwrap();
+    let t = ksd_trace(&kernel, &x, &s, None, D).unwrap();
     let all = ksd(&kernel, &x, &s, D).unwrap().joint;
     assert!((t[t.len() - 1] - all).abs() < 1e-9 * all);
     println!(

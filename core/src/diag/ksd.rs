@@ -275,27 +275,42 @@ pub fn ksd_weighted(
 }
 
 /// Joint KSD of the first m draws for every m = 1..K, in one O(K²d) pass: the KSD "against the
-/// run" when the draws are in time order. Errors as [`ksd`].
+/// run" when the draws are in time order. `weights` (length K) weight the draws as in
+/// [`ksd_weighted`]; `None` means all 1. Errors as [`ksd_weighted`]; a prefix whose weights sum
+/// to zero gives NaN.
 ///
 /// # Formula
-/// S_m = S_{m−1} + k⁰(θ_m, θ_m) + 2 Σ_{i<m} k⁰(θ_i, θ_m), KSD_m = √max(S_m, 0)/m.
+/// S_m = S_{m−1} + w_m²k⁰(θ_m, θ_m) + 2 Σ_{i<m} w_i w_m k⁰(θ_i, θ_m),
+/// KSD_m = √max(S_m, 0)/|Σ_{i≤m} w_i|.
 pub fn ksd_trace(
     kernel: &Imq,
     points: &[f64],
     scores: &[f64],
+    weights: Option<&[f64]>,
     d: usize,
 ) -> Result<Vec<f64>, Error> {
     let k = shape(points, scores, d)?;
+    if let Some(w) = weights {
+        if w.len() != k {
+            return Err(Error::data(alloc::format!(
+                "KSD: {} weights for {k} draws",
+                w.len()
+            )));
+        }
+    }
+    let w = |i: usize| weights.and_then(|w| w.get(i).copied()).unwrap_or(1.0);
     let row = |a: usize| a * d..(a + 1) * d;
     let mut out = Vec::with_capacity(k);
-    let mut s = 0.0;
+    let (mut s, mut sw) = (0.0, 0.0);
     for m in 0..k {
         let (xm, sm) = (&points[row(m)], &scores[row(m)]);
-        s += kernel.stein(xm, sm, xm, sm);
+        let wm = w(m);
+        s += wm * wm * kernel.stein(xm, sm, xm, sm);
         for i in 0..m {
-            s += 2.0 * kernel.stein(&points[row(i)], &scores[row(i)], xm, sm);
+            s += 2.0 * w(i) * wm * kernel.stein(&points[row(i)], &scores[row(i)], xm, sm);
         }
-        let v = s / ((m + 1) as f64 * (m + 1) as f64);
+        sw += wm;
+        let v = if sw == 0.0 { f64::NAN } else { s / (sw * sw) };
         out.push(if v.is_nan() {
             v
         } else {
@@ -443,9 +458,14 @@ mod tests {
         let pts = [x, y].concat();
         let scs = [sx, sy].concat();
         let r = ksd(&k, &pts, &scs, 3).unwrap();
-        let t = ksd_trace(&k, &pts, &scs, 3).unwrap();
+        let t = ksd_trace(&k, &pts, &scs, None, 3).unwrap();
         assert!((t[1] - r.joint).abs() < 1e-12);
         assert!((r.v_coords.iter().sum::<f64>() - r.v_statistic).abs() < 1e-12);
         assert!((r.u_statistic - joint).abs() < 1e-12);
+        let w = [1.0, 0.4];
+        let rw = ksd_weighted(&k, &pts, &scs, &w, 3).unwrap();
+        let tw = ksd_trace(&k, &pts, &scs, Some(&w), 3).unwrap();
+        assert!((tw[1] - rw.joint).abs() < 1e-12);
+        assert!(ksd_trace(&k, &pts, &scs, Some(&w[..1]), 3).is_err());
     }
 }
