@@ -33,10 +33,17 @@ use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
 
+pub mod buffered;
+pub mod garch;
 pub mod kalman;
 pub mod lgssm;
+pub mod pf;
+pub mod resample;
+pub mod sv;
 
+pub use garch::Garch;
 pub use lgssm::Lgssm;
+pub use sv::StochasticVolatility;
 
 /// One particle / latent state: `[x, aux]`, see the module docs.
 pub type State = [f64; 2];
