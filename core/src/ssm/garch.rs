@@ -5,7 +5,7 @@
 //!
 //! Reparametrised as α = μ(1−φ), β = φλ, γ = φ(1−λ): σₜ² = μ(1−φ) + φ(λxₜ₋₁² + (1−λ)σₜ₋₁²),
 //! μ = α/(1−β−γ) the unconditional variance, φ = β+γ the persistence, λ = β/(β+γ).
-//! θ = (log μ, logit φ, logit λ, log τ); η = (μ, φ, λ, τ). Stationarity (β+γ < 1) holds for
+//! θ = (log μ, logit φ, logit λ, log τ); η = (μ, φ, λ, τ, ln τ²). Stationarity (β+γ < 1) holds for
 //! every θ.
 //!
 //! The state is the pair [xₜ, σₜ²]; σₜ² is propagated deterministically. Initial law
@@ -27,7 +27,9 @@
 //! Locally optimal proposal: xₜ ~ N(σₜ²yₜ/(σₜ²+τ²), σₜ²τ²/(σₜ²+τ²)), weight N(yₜ; 0, σₜ²+τ²).
 
 use super::lgssm::check_law;
-use super::{ln_normal, simulate_with, InitialLaw, OptimalDraw, State, StateSpaceModel};
+use super::{
+    ln_normal, ln_normal_lv, simulate_with, InitialLaw, OptimalDraw, State, StateSpaceModel,
+};
 use crate::dist::normal;
 use crate::error::Error;
 use crate::math;
@@ -120,16 +122,17 @@ impl StateSpaceModel for Garch {
         ]
     }
     fn natural_dim(&self) -> usize {
-        4
+        5
     }
     fn natural(&self, theta: &[f64], eta: &mut [f64]) {
         eta[0] = math::exp(theta[0]);
         eta[1] = math::sigmoid(theta[1]);
         eta[2] = math::sigmoid(theta[2]);
         eta[3] = math::exp(theta[3]);
+        eta[4] = 2.0 * theta[3];
     }
     fn unconstrained(&self, eta: &[f64]) -> Option<Vec<f64>> {
-        if eta.len() != 4
+        if eta.len() < 4
             || !(eta[0] > 0.0 && eta[3] > 0.0)
             || !(eta[1] > 0.0 && eta[1] < 1.0 && eta[2] > 0.0 && eta[2] < 1.0)
         {
@@ -176,7 +179,7 @@ impl StateSpaceModel for Garch {
         ln_normal(x[0], 0.0, Self::variance(eta, prev))
     }
     fn log_observation(&self, eta: &[f64], x: &State, y: f64) -> f64 {
-        ln_normal(y, x[0], eta[3] * eta[3])
+        ln_normal_lv(y, x[0], eta[3] * eta[3], eta[4])
     }
     fn grad_log_joint(&self, eta: &[f64], prev: &State, x: &State, y: f64, grad: &mut [f64]) {
         let (mu, phi, lambda, tau) = (eta[0], eta[1], eta[2], eta[3]);

@@ -5,7 +5,8 @@
 //!
 //! Stationary law (|φ| < 1): N(0, σ²/(1−φ²)) — the thesis prints φ²/(1−σ²), a typo.
 //!
-//! Unconstrained parameters θ = (φ, log σ, log τ); natural η = (φ, σ, τ).
+//! Unconstrained parameters θ = (φ, log σ, log τ); natural η = (φ, σ, τ, ln σ², ln τ², ln(σ²+τ²))
+//! (the logs are cached for the per-particle densities).
 //!
 //! Priors (thesis A.1.9, Gamma with *scale* as second argument, so the mean is 1), written as
 //! densities on θ (log-Jacobians included):
@@ -23,7 +24,9 @@
 //! prints σ² in the numerator, a typo): 0.604 at the truth φ = 0.9, σ = 0.7, τ = 1.
 
 use super::STATIONARY_FLOOR;
-use super::{ln_normal, simulate_with, InitialLaw, OptimalDraw, State, StateSpaceModel};
+use super::{
+    ln_normal, ln_normal_lv, simulate_with, InitialLaw, OptimalDraw, State, StateSpaceModel,
+};
 use crate::dist::normal;
 use crate::error::Error;
 use crate::math;
@@ -200,15 +203,18 @@ impl StateSpaceModel for Lgssm {
         vec!["phi".into(), "log_sigma".into(), "log_tau".into()]
     }
     fn natural_dim(&self) -> usize {
-        3
+        6
     }
     fn natural(&self, theta: &[f64], eta: &mut [f64]) {
         eta[0] = theta[0];
         eta[1] = math::exp(theta[1]);
         eta[2] = math::exp(theta[2]);
+        eta[3] = 2.0 * theta[1];
+        eta[4] = 2.0 * theta[2];
+        eta[5] = math::ln(eta[1] * eta[1] + eta[2] * eta[2]);
     }
     fn unconstrained(&self, eta: &[f64]) -> Option<Vec<f64>> {
-        if eta.len() != 3 || !(eta[1] > 0.0 && eta[2] > 0.0) || !eta[0].is_finite() {
+        if eta.len() < 3 || !(eta[1] > 0.0 && eta[2] > 0.0) || !eta[0].is_finite() {
             return None;
         }
         Some(Lgssm::theta(eta[0], eta[1], eta[2]).to_vec())
@@ -231,10 +237,10 @@ impl StateSpaceModel for Lgssm {
         [normal(rng, eta[0] * prev[0], eta[1]), 0.0]
     }
     fn log_transition(&self, eta: &[f64], prev: &State, x: &State) -> f64 {
-        ln_normal(x[0], eta[0] * prev[0], eta[1] * eta[1])
+        ln_normal_lv(x[0], eta[0] * prev[0], eta[1] * eta[1], eta[3])
     }
     fn log_observation(&self, eta: &[f64], x: &State, y: f64) -> f64 {
-        ln_normal(y, x[0], eta[2] * eta[2])
+        ln_normal_lv(y, x[0], eta[2] * eta[2], eta[4])
     }
     fn grad_log_joint(&self, eta: &[f64], prev: &State, x: &State, y: f64, grad: &mut [f64]) {
         let (phi, s2, t2) = (eta[0], eta[1] * eta[1], eta[2] * eta[2]);
@@ -261,7 +267,7 @@ impl StateSpaceModel for Lgssm {
         let var = s2 * t2 / tot;
         Some(OptimalDraw {
             state: [normal(rng, mean, math::sqrt(var)), 0.0],
-            log_weight: ln_normal(y, pred, tot),
+            log_weight: ln_normal_lv(y, pred, tot, eta[5]),
         })
     }
     fn simulate(&self, theta: &[f64], t_len: usize, rng: &mut ChainRng) -> (Vec<f64>, Vec<f64>) {

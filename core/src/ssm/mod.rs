@@ -96,7 +96,8 @@ pub trait StateSpaceModel: Send + Sync {
         self.natural(theta, &mut eta);
         eta
     }
-    /// θ for natural parameters η (the inverse transform); `None` if η is outside the support.
+    /// θ for natural parameters η (the inverse transform; only the leading natural entries are
+    /// read, not the cached logs that some models append); `None` if η is outside the support.
     fn unconstrained(&self, eta: &[f64]) -> Option<Vec<f64>>;
 
     /// log p(θ) on the unconstrained scale (log-Jacobian included); ∇θ accumulated into `grad`.
@@ -146,8 +147,14 @@ pub trait StateSpaceModel: Send + Sync {
 /// log N(x; mean, var).
 #[inline]
 pub(crate) fn ln_normal(x: f64, mean: f64, var: f64) -> f64 {
+    ln_normal_lv(x, mean, var, crate::math::ln(var))
+}
+
+/// log N(x; mean, var) with ln var precomputed.
+#[inline]
+pub(crate) fn ln_normal_lv(x: f64, mean: f64, var: f64, ln_var: f64) -> f64 {
     let d = x - mean;
-    -0.5 * (crate::math::ln(var) + d * d / var) - crate::math::LN_SQRT_2PI
+    -0.5 * (ln_var + d * d / var) - crate::math::LN_SQRT_2PI
 }
 
 /// Generic simulator shared by the models: draw x₀ from ν, then (xₜ, yₜ) for t = 1..T, where the

@@ -329,21 +329,37 @@ impl ParticleFilter {
                     }
                 }
             }
-            let lse = math::log_sum_exp(&self.logw_new);
-            log_lik += lse;
-            if lse == f64::NEG_INFINITY || lse.is_nan() {
-                // every particle has zero weight: the estimate is 0; keep the (uniform) state
+            // normalise with one exp per particle: wᵢ = exp(lᵢ − max), lse = max + ln Σ wᵢ
+            let mut mx = f64::NEG_INFINITY;
+            for &l in self.logw_new.iter() {
+                if l > mx {
+                    mx = l;
+                }
+            }
+            let mut sum = 0.0;
+            if mx.is_finite() {
+                for i in 0..n {
+                    let wi = math::exp(self.logw_new[i] - mx);
+                    self.w[i] = wi;
+                    sum += wi;
+                }
+            }
+            if sum > 0.0 && sum.is_finite() {
+                let lse = mx + math::ln(sum);
+                log_lik += lse;
+                let inv = 1.0 / sum;
+                for i in 0..n {
+                    self.w[i] *= inv;
+                    self.logw_new[i] -= lse;
+                }
+            } else {
+                // every particle has zero (or NaN/∞) weight: the estimate is 0; continue from
+                // uniform weights so the run still finishes
                 log_lik = f64::NEG_INFINITY;
                 for i in 0..n {
                     self.logw_new[i] = -math::ln(nf);
+                    self.w[i] = 1.0 / nf;
                 }
-            } else {
-                for v in self.logw_new.iter_mut() {
-                    *v -= lse;
-                }
-            }
-            for i in 0..n {
-                self.w[i] = math::exp(self.logw_new[i]);
             }
             current_ess = ess(&self.w);
             self.ess.push(current_ess);

@@ -6,7 +6,7 @@
 //! log g(yₜ|xₜ) = −½ log(2π τ² eˣᵗ) − yₜ² e⁻ˣᵗ/(2τ²). The thesis' weight (A.1.13) drops the
 //! normaliser e^{−xₜ/2}; it is included here, as in A.1.14 and the authors' code.
 //!
-//! θ = (φ, log σ, log τ); priors and the initial law exactly as for [`Lgssm`](super::Lgssm)
+//! θ = (φ, log σ, log τ), η = (φ, σ, τ, ln σ², ln τ²); priors and the initial law exactly as for [`Lgssm`](super::Lgssm)
 //! (stationary N(0, σ²/(1−φ²)) by default). Complete-data score: ∂φ and ∂log σ as for the
 //! LGSSM, ∂log τ = yₜ² e⁻ˣᵗ/τ² − 1.
 //!
@@ -15,7 +15,7 @@
 //! weight instead of an overflow.
 
 use super::lgssm::{ar1_grad_log_initial, ar1_initial, check_law, ScalePrior};
-use super::{ln_normal, simulate_with, InitialLaw, State, StateSpaceModel};
+use super::{ln_normal, ln_normal_lv, simulate_with, InitialLaw, State, StateSpaceModel};
 use crate::dist::normal;
 use crate::error::Error;
 use crate::math;
@@ -73,15 +73,17 @@ impl StateSpaceModel for StochasticVolatility {
         vec!["phi".into(), "log_sigma".into(), "log_tau".into()]
     }
     fn natural_dim(&self) -> usize {
-        3
+        5
     }
     fn natural(&self, theta: &[f64], eta: &mut [f64]) {
         eta[0] = theta[0];
         eta[1] = math::exp(theta[1]);
         eta[2] = math::exp(theta[2]);
+        eta[3] = 2.0 * theta[1];
+        eta[4] = 2.0 * theta[2];
     }
     fn unconstrained(&self, eta: &[f64]) -> Option<Vec<f64>> {
-        if eta.len() != 3 || !(eta[1] > 0.0 && eta[2] > 0.0) || !eta[0].is_finite() {
+        if eta.len() < 3 || !(eta[1] > 0.0 && eta[2] > 0.0) || !eta[0].is_finite() {
             return None;
         }
         Some(vec![eta[0], math::ln(eta[1]), math::ln(eta[2])])
@@ -104,11 +106,11 @@ impl StateSpaceModel for StochasticVolatility {
         [normal(rng, eta[0] * prev[0], eta[1]), 0.0]
     }
     fn log_transition(&self, eta: &[f64], prev: &State, x: &State) -> f64 {
-        ln_normal(x[0], eta[0] * prev[0], eta[1] * eta[1])
+        ln_normal_lv(x[0], eta[0] * prev[0], eta[1] * eta[1], eta[3])
     }
     fn log_observation(&self, eta: &[f64], x: &State, y: f64) -> f64 {
         let t2 = eta[2] * eta[2];
-        -0.5 * (math::ln(t2) + x[0] + y * y * exp_neg(x[0]) / t2) - math::LN_SQRT_2PI
+        -0.5 * (eta[4] + x[0] + y * y * exp_neg(x[0]) / t2) - math::LN_SQRT_2PI
     }
     fn grad_log_joint(&self, eta: &[f64], prev: &State, x: &State, y: f64, grad: &mut [f64]) {
         let (phi, s2, t2) = (eta[0], eta[1] * eta[1], eta[2] * eta[2]);
