@@ -129,6 +129,9 @@ impl MinibatchTest for AustereMh {
     fn step_size(&self) -> f64 {
         self.step_size
     }
+    fn temperature(&self) -> f64 {
+        self.temperature
+    }
     fn extra_names(&self) -> Vec<&'static str> {
         alloc::vec!["batch_size", "se2", "all_data", "delta_hat"]
     }
@@ -242,6 +245,9 @@ impl MhSubLhd {
 impl MinibatchTest for MhSubLhd {
     fn step_size(&self) -> f64 {
         self.step_size
+    }
+    fn temperature(&self) -> f64 {
+        self.temperature
     }
     fn extra_names(&self) -> Vec<&'static str> {
         alloc::vec!["batch_size", "bound_c", "all_data", "delta_hat"]

@@ -48,6 +48,8 @@ pub struct MinibatchMh {
 pub trait MinibatchTest: Send {
     /// Random-walk proposal standard deviation ε.
     fn step_size(&self) -> f64;
+    /// The temperature K the test applies to the likelihood.
+    fn temperature(&self) -> f64;
     /// Names of the four [`StepInfo::extra`] entries: the batch size, the test's spread
     /// statistic ([`TestOutcome::s2`]), the all-data flag and Δ* (scaled by N).
     fn extra_names(&self) -> Vec<&'static str> {
@@ -207,6 +209,9 @@ impl MinibatchTest for MinibatchMh {
     fn step_size(&self) -> f64 {
         self.step_size
     }
+    fn temperature(&self) -> f64 {
+        self.temperature
+    }
     fn decide(
         &self,
         rng: &mut ChainRng,
@@ -238,7 +243,8 @@ pub struct MinibatchMhChain<T: MinibatchTest = MinibatchMh> {
 
 impl<T: MinibatchTest> MinibatchMhChain<T> {
     /// Start at `position`; checks that the prior and every ℓᵢ are finite there (one data pass,
-    /// reported as setup cost).
+    /// reported as setup cost). Fails when both the test and the model temper the likelihood
+    /// (K ≠ 1 on each: the target would silently be tempered twice).
     pub fn new(
         kernel: T,
         model: Arc<dyn DataModel>,
@@ -249,6 +255,16 @@ impl<T: MinibatchTest> MinibatchMhChain<T> {
         let n = model.n();
         if n == 0 {
             return Err(Error::data("mh-minibatch needs at least one datum"));
+        }
+        let model_k = model.likelihood_temperature();
+        if kernel.temperature() != 1.0 && model_k != 1.0 {
+            return Err(Error::setting(
+                "temperature",
+                alloc::format!(
+                    "the model is already tempered (its temperature is {model_k}); set the temperature on the model or on the sampler, not both (the likelihood would be divided by {model_k} × {})",
+                    kernel.temperature()
+                ),
+            ));
         }
         if position.len() != d {
             return Err(Error::Dimension {
@@ -368,7 +384,7 @@ pub(crate) const P_STEP: ParamSpec = ParamSpec {
 
 pub(crate) const P_TEMPERATURE: ParamSpec = ParamSpec {
     key: "temperature",
-    description: "temperature K: target p(θ)·Πᵢ p(xᵢ|θ)^(1/K) (the prior is not tempered)",
+    description: "temperature K: target p(θ)·Πᵢ p(xᵢ|θ)^(1/K) (the prior is not tempered); not with a model that is tempered itself (gmm temperature ≠ 1)",
     kind: ParamKind::Real {
         default: 1.0,
         min: 1.0,
