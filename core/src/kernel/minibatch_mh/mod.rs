@@ -14,6 +14,8 @@
 //! Target: p(θ)·Πᵢ p(xᵢ|θ)^(1/K).
 
 pub mod baselines;
+pub mod design;
+pub mod digits;
 pub mod xcorr;
 
 use crate::chain::{Chain, Cost};
@@ -55,11 +57,15 @@ pub trait MinibatchTest: Send {
     fn extra_names(&self) -> Vec<&'static str> {
         alloc::vec!["batch_size", "s2", "exact_fallback", "delta_hat"]
     }
+    /// Values the test chose itself (a searched design), as (name, value) pairs.
+    fn resolved(&self) -> Vec<(&'static str, f64)> {
+        Vec::new()
+    }
     /// Decide the move θ → θ' (log priors `lp0`, `lp1`). `perm` is a permutation of `0..n`
     /// that the test partially re-shuffles to draw data without replacement.
     #[allow(clippy::too_many_arguments)]
     fn decide(
-        &self,
+        &mut self,
         rng: &mut ChainRng,
         model: &dyn DataModel,
         theta: &[f64],
@@ -213,7 +219,7 @@ impl MinibatchTest for MinibatchMh {
         self.temperature
     }
     fn decide(
-        &self,
+        &mut self,
         rng: &mut ChainRng,
         model: &dyn DataModel,
         theta: &[f64],
@@ -369,6 +375,9 @@ impl<T: MinibatchTest> Chain for MinibatchMhChain<T> {
     }
     fn setup_cost(&self) -> Cost {
         self.setup
+    }
+    fn resolved(&self) -> Vec<(&'static str, f64)> {
+        self.kernel.resolved()
     }
 }
 
