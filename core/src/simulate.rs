@@ -71,7 +71,7 @@ fn simulate_pmf(n: usize, k: usize, seed: u64, settings: &Settings) -> Result<Ta
     }
     let mut rng = chain_rng(seed, 0);
     let theta = pmf_theta(k, users, items, &mut rng);
-    let mut cols = vec![Vec::with_capacity(n); 3];
+    let mut cols: Vec<Vec<f64>> = (0..3).map(|_| Vec::with_capacity(n)).collect();
     for _ in 0..n {
         let i = crate::rng::uniform_index(&mut rng, users);
         let j = crate::rng::uniform_index(&mut rng, items);

@@ -131,10 +131,10 @@ fn pmf_registry_and_simulator() {
     // Ids are 0-based whole numbers below the default sizes (50 users, 40 items).
     assert!(a.columns[0]
         .iter()
-        .all(|&u| u >= 0.0 && u < 50.0 && u.fract() == 0.0));
+        .all(|&u| (0.0..50.0).contains(&u) && u.fract() == 0.0));
     assert!(a.columns[1]
         .iter()
-        .all(|&v| v >= 0.0 && v < 40.0 && v.fract() == 0.0));
+        .all(|&v| (0.0..40.0).contains(&v) && v.fract() == 0.0));
     let theta = true_parameters("pmf", 2, 42).unwrap();
     assert_eq!(theta.len(), (50 + 40) * 2);
     // The model: names, dimension, centring, errors.

@@ -125,7 +125,7 @@ pub(crate) fn run(a: &ReproArgs, out: &Path) -> Result<(), CliError> {
         let mut chain = registry::build_chain(&config, model.clone(), &mut rng)
             .map_err(|e| CliError::internal(format!("{sampler}: {e}")))?;
         let mut one = Vec::with_capacity(draws);
-        let mut orth: Vec<Vec<f64>> = vec![Vec::with_capacity(draws); D / 2];
+        let mut orth: Vec<Vec<f64>> = (0..D / 2).map(|_| Vec::with_capacity(draws)).collect();
         let mut acc = 0.0;
         let (samp, _) = run_chain(chain.as_mut(), &mut rng, draws, |ph, _, th, info| {
             if ph == Phase::Sampling {
