@@ -154,6 +154,7 @@ pub static SAMPLERS: &[SamplerInfo] = &[
     crate::kernel::sgmcmc::SGLD_CV_PS_INFO,
     crate::kernel::sgmcmc::ASGLD_CV_PS_INFO,
     crate::kernel::sgmcmc::DPP_SGLD_INFO,
+    crate::kernel::qnhmc::QNHMC_INFO,
 ];
 
 /// The settings every exact sampler shares.
@@ -273,6 +274,9 @@ pub fn build(
     }
     if let "austere-mh" | "mh-sublhd" = config.sampler {
         return crate::kernel::minibatch_mh::baselines::build_chain(config, model, rng);
+    }
+    if config.sampler == "qnhmc" {
+        return crate::kernel::qnhmc::build_chain(config, model, rng);
     }
     if crate::kernel::sgmcmc::is_sg_sampler(config.sampler) {
         return crate::kernel::sgmcmc::build_chain(config, model, rng);
