@@ -3,6 +3,7 @@
 // sampling, parsing and diagnostics run in workers.
 import { TracePlot, HistPlot, AcfPlot, drawPair } from './plots.js';
 import { KsdPanel } from './ksd.js';
+import { initCompare, compareReady, compareState } from './compare.js';
 
 const $ = (id) => document.getElementById(id);
 const BUILTIN = ['logistic', 'linear', 'robust', 'poisson', 'gmm'];
@@ -128,6 +129,7 @@ function onRegistry(reg) {
     }
   }
   updateShare();
+  compareReady();
   document.body.dataset.ready = 'true';
   if (params.get('autorun') === '1') startRun();
 }
@@ -913,6 +915,10 @@ window.tallmc = {
   computeMs: () => state.run?.chains.map((c) => c.computeMs) ?? [],
   drawsCsv,
   summaryCsv,
+  compare: compareState,
 };
+
+// Compare mode (compare.js): several sampler configurations on the same data.
+initCompare({ readForm, getData, askData, samplerInfo, showError, params });
 
 dataWorker.postMessage({ type: 'registry' });
