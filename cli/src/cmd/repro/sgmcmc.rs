@@ -31,14 +31,18 @@ use tallmc_core::linalg::Cholesky;
 use tallmc_core::optim::{find_mode, ModeOptions};
 use tallmc_core::rng::uniform_index;
 
-/// (label, sampler) in table order; samplers missing from the registry are skipped.
-const METHODS: &[(&str, &str)] = &[
-    ("SGLD", "sgld"),
-    ("SGLD-PS", "sgld-ps"),
-    ("SGLD-CV", "sgld-cv"),
-    ("SGLD-CV-PS", "sgld-cv-ps"),
-    ("ASGLD-CV-PS", "asgld-cv-ps"),
-    ("DPP-SGLD", "dpp-sgld"),
+/// (label, sampler, extra settings) in table order; samplers missing from the registry, or
+/// without one of the extra settings, are skipped. δ = the defensive mixture
+/// p ← (1 − δ)p + δ/N of the preferential weights (not in the thesis; spec 003 pitfall 14).
+const METHODS: &[(&str, &str, &[&str])] = &[
+    ("SGLD", "sgld", &[]),
+    ("SGLD-PS", "sgld-ps", &[]),
+    ("SGLD-PS (δ = 0.1)", "sgld-ps", &["defensive=0.1"]),
+    ("SGLD-CV", "sgld-cv", &[]),
+    ("SGLD-CV-PS", "sgld-cv-ps", &[]),
+    ("SGLD-CV-PS (δ = 0.1)", "sgld-cv-ps", &["defensive=0.1"]),
+    ("ASGLD-CV-PS", "asgld-cv-ps", &[]),
+    ("DPP-SGLD", "dpp-sgld", &[]),
 ];
 
 /// Imbalanced logistic data as a table `y, x1..x4`.
@@ -208,6 +212,9 @@ struct MethodRun {
     seconds: f64,
 }
 
+/// One chain's kept draws, evaluation passes, setup passes and Σₜ mₜ/N.
+type OneChain = (Vec<Vec<f64>>, f64, f64, f64);
+
 #[allow(clippy::too_many_arguments)]
 fn run_method(
     model: &Arc<dyn DataModel>,
@@ -220,55 +227,54 @@ fn run_method(
 ) -> Result<MethodRun, String> {
     let t0 = Instant::now();
     let n = model.n();
-    let results: Vec<Result<(Vec<Vec<f64>>, f64, f64, f64), String>> =
-        std::thread::scope(|scope| {
-            let handles: Vec<_> = (0..chains)
-                .map(|c| {
-                    let model = model.clone();
-                    scope.spawn(move || {
-                        let mut s = Settings::new();
-                        for kv in settings {
-                            s.insert_pair(kv).map_err(|e| e.to_string())?;
-                        }
-                        let config = ChainConfig {
-                            sampler,
-                            warmup,
-                            settings: &s,
-                        };
-                        let mut rng = chain_rng(seed, c as u64);
-                        let mut chain = registry::build_chain(&config, model, &mut rng)
-                            .map_err(|e| e.to_string())?;
-                        let setup = chain.setup_cost().full_passes(n);
-                        let bx = chain.extra_names().iter().position(|e| *e == "batch_size");
-                        let mut out = Vec::with_capacity(draws);
-                        let mut batch_sum = 0.0;
-                        let (samp, warm) =
-                            run_chain(chain.as_mut(), &mut rng, draws, |ph, _, th, info| {
-                                if let Some(b) = bx {
-                                    batch_sum += info.extra.get(b).copied().unwrap_or(f64::NAN);
-                                }
-                                if ph == Phase::Sampling {
-                                    out.push(th.to_vec());
-                                }
-                            });
-                        let grad = samp.full_passes(n) + warm.full_passes(n);
-                        let passes = if bx.is_some() {
-                            batch_sum / n as f64
-                        } else {
-                            f64::NAN
-                        };
-                        Ok((out, grad, setup, passes))
-                    })
+    let results: Vec<Result<OneChain, String>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..chains)
+            .map(|c| {
+                let model = model.clone();
+                scope.spawn(move || {
+                    let mut s = Settings::new();
+                    for kv in settings {
+                        s.insert_pair(kv).map_err(|e| e.to_string())?;
+                    }
+                    let config = ChainConfig {
+                        sampler,
+                        warmup,
+                        settings: &s,
+                    };
+                    let mut rng = chain_rng(seed, c as u64);
+                    let mut chain = registry::build_chain(&config, model, &mut rng)
+                        .map_err(|e| e.to_string())?;
+                    let setup = chain.setup_cost().full_passes(n);
+                    let bx = chain.extra_names().iter().position(|e| *e == "batch_size");
+                    let mut out = Vec::with_capacity(draws);
+                    let mut batch_sum = 0.0;
+                    let (samp, warm) =
+                        run_chain(chain.as_mut(), &mut rng, draws, |ph, _, th, info| {
+                            if let Some(b) = bx {
+                                batch_sum += info.extra.get(b).copied().unwrap_or(f64::NAN);
+                            }
+                            if ph == Phase::Sampling {
+                                out.push(th.to_vec());
+                            }
+                        });
+                    let grad = samp.full_passes(n) + warm.full_passes(n);
+                    let passes = if bx.is_some() {
+                        batch_sum / n as f64
+                    } else {
+                        f64::NAN
+                    };
+                    Ok((out, grad, setup, passes))
                 })
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| {
-                    h.join()
-                        .unwrap_or_else(|_| Err("chain thread failed".into()))
-                })
-                .collect()
-        });
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err("chain thread failed".into()))
+            })
+            .collect()
+    });
     let mut run = MethodRun {
         chains: Vec::new(),
         sampling_passes: 0.0,
@@ -506,8 +512,8 @@ pub(crate) fn run(a: &ReproArgs, out: &Path) -> Result<(), CliError> {
         let _ = writeln!(csv_v, "{l},\"{e}\",{batch},{v},{se},{}", v / v_sgld);
     }
 
-    md.push_str("\n## KSD and posterior moments at equal data passes\n\n| method | sampler | passes (Σmₜ/N) | evaluation passes | setup passes | KSD joint | log10 KSD | KSD thesis | max \\|Δmean\\|/sd | max \\|sd/sd_NUTS − 1\\| | seconds |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
-    let mut csv = String::from("method,sampler,n,batch,step_size,chains,iterations,data_passes,evaluation_passes,setup_passes,ksd_joint,ksd_thesis,log10_ksd_joint,max_mean_err_sd,max_sd_rel_err,seconds\n");
+    md.push_str("\n## KSD and posterior moments at equal data passes\n\n| method | sampler | passes (Σmₜ/N) | evaluation passes | setup passes | KSD joint | log10 KSD | per-chain KSD median [min, max] | KSD thesis | max \\|Δmean\\|/sd | max \\|sd/sd_NUTS − 1\\| | seconds |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+    let mut csv = String::from("method,sampler,n,batch,step_size,chains,iterations,data_passes,evaluation_passes,setup_passes,ksd_joint,ksd_thesis,log10_ksd_joint,ksd_chain_median,ksd_chain_min,ksd_chain_max,max_mean_err_sd,max_sd_rel_err,seconds\n");
     let row = |md: &mut String,
                csv: &mut String,
                label: &str,
@@ -524,14 +530,27 @@ pub(crate) fn run(a: &ReproArgs, out: &Path) -> Result<(), CliError> {
         let sd_err = (0..d)
             .map(|j| (s[j] / ref_sd[j] - 1.0).abs())
             .fold(0.0, f64::max);
+        let mut per: Vec<f64> = r
+            .chains
+            .iter()
+            .map(|c| ksd_of(model.as_ref(), std::slice::from_ref(c)).map_or(f64::NAN, |k| k.joint))
+            .collect();
+        let (lo, hi) = (
+            per.iter().copied().fold(f64::INFINITY, f64::min),
+            per.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+        );
+        let med = median(&mut per);
         let _ = writeln!(
             md,
-            "| {label} | {sampler} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {label} | {sampler} | {} | {} | {} | {} | {} | {} [{}, {}] | {} | {} | {} | {} |",
             fmt(passes),
             fmt(r.sampling_passes),
             fmt(r.setup_passes),
             fmt(k.joint),
             fmt(k.joint.log10()),
+            fmt(med),
+            fmt(lo),
+            fmt(hi),
             fmt(k.thesis),
             fmt(mean_err),
             fmt(sd_err),
@@ -539,7 +558,7 @@ pub(crate) fn run(a: &ReproArgs, out: &Path) -> Result<(), CliError> {
         );
         let _ = writeln!(
             csv,
-            "{label},{sampler},{n},{b},{step},{chains},{iters},{passes},{},{},{},{},{},{mean_err},{sd_err},{}",
+            "{label},{sampler},{n},{b},{step},{chains},{iters},{passes},{},{},{},{},{},{med},{lo},{hi},{mean_err},{sd_err},{}",
             r.sampling_passes,
             r.setup_passes,
             k.joint,
@@ -561,13 +580,20 @@ pub(crate) fn run(a: &ReproArgs, out: &Path) -> Result<(), CliError> {
         n,
     );
     let mut skipped = Vec::new();
-    for &(label, sampler) in METHODS {
+    for &(label, sampler, extra) in METHODS {
         let Ok(info) = registry::sampler(sampler) else {
-            skipped.push(sampler);
+            skipped.push(label);
             continue;
         };
         let has = |k: &str| info.params.iter().any(|p| p.key == k);
-        let mut kv = Vec::new();
+        if !extra
+            .iter()
+            .all(|kv| has(kv.split('=').next().unwrap_or("")))
+        {
+            skipped.push(label);
+            continue;
+        }
+        let mut kv: Vec<String> = extra.iter().map(|s| s.to_string()).collect();
         if has("step_size") {
             kv.push(format!("step_size={step}"));
         }
@@ -592,7 +618,10 @@ pub(crate) fn run(a: &ReproArgs, out: &Path) -> Result<(), CliError> {
                 );
             }
             Err(e) => {
-                let _ = writeln!(md, "| {label} | {sampler} | failed: {e} | | | | | | | | |");
+                let _ = writeln!(
+                    md,
+                    "| {label} | {sampler} | failed: {e} | | | | | | | | | |"
+                );
             }
         }
     }
