@@ -1,3 +1,4 @@
+#![allow(clippy::needless_range_loop)]
 //! Buffered subsequence gradients (Putcha 2024, §3.2.2–3.3; AT3):
 //! - exactness of the weighting: the fully buffered Kalman estimate ĝ(S, T) averaged over all
 //!   T − S + 1 starts equals the full gradient (the 1/Pr(t∈S) weights handle the edges), and

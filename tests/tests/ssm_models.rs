@@ -1,3 +1,4 @@
+#![allow(clippy::needless_range_loop)]
 //! The state-space models: simulators reproduce stationary moments (with the CORRECT stationary
 //! variance σ²/(1−φ²), not the thesis' misprinted φ²/(1−σ²)); every model's gradient hooks equal
 //! finite differences of its log densities; the optimal-proposal weight is the predictive density
@@ -162,7 +163,8 @@ fn gradient_hooks_equal_finite_differences() {
 /// checked by Monte Carlo over the transition, and its draws have the right mean.
 #[test]
 fn optimal_proposal_weight_is_the_predictive_density() {
-    let models: Vec<(Box<dyn StateSpaceModel>, Vec<f64>, State, f64)> = vec![
+    type Case = (Box<dyn StateSpaceModel>, Vec<f64>, State, f64);
+    let models: Vec<Case> = vec![
         (
             Box::new(Lgssm::default()),
             vec![0.8, -0.3, 0.1],
