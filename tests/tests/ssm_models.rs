@@ -231,3 +231,58 @@ fn optimal_proposal_weight_is_the_predictive_density() {
     }
     assert!(!StochasticVolatility::default().has_optimal_proposal());
 }
+
+#[test]
+fn build_by_name_and_settings() {
+    use tallmc_core::settings::Settings;
+    use tallmc_core::ssm::buffered::BufferConfig;
+    use tallmc_core::ssm::pf::{PfConfig, Proposal};
+    use tallmc_core::ssm::resample::Resampling;
+    use tallmc_core::ssm::{build, true_theta, MODELS};
+    for name in MODELS {
+        let s = Settings::new();
+        let m = build(name, &s).unwrap();
+        s.check_all_used().unwrap();
+        assert_eq!(m.name(), *name);
+        let th = true_theta(name).unwrap();
+        assert_eq!(th.len(), m.dim());
+        assert!(m.log_prior(&th).is_finite());
+    }
+    let mut s = Settings::new();
+    s.insert("initial", "normal");
+    s.insert("initial_var", "4");
+    s.insert("inv_shape", "2");
+    let m = build("lgssm", &s).unwrap();
+    s.check_all_used().unwrap();
+    let eta = m.natural_vec(&true_theta("lgssm").unwrap());
+    assert!(
+        (m.log_initial(&eta, &[0.0, 0.0]) + 0.5 * (2.0 * std::f64::consts::PI * 4.0).ln()).abs()
+            < 1e-12
+    );
+    let mut bad = Settings::new();
+    bad.insert("initial_var", "4");
+    assert!(build("sv", &bad).is_err());
+    assert!(build("nope", &Settings::new()).is_err());
+    let mut ps = Settings::new();
+    ps.insert("particles", "64");
+    ps.insert("proposal", "bootstrap");
+    ps.insert("resampling", "residual");
+    ps.insert("ess_threshold", "0.5");
+    ps.insert("subseq_len", "20");
+    ps.insert("buffer", "0");
+    let pc = PfConfig::from_settings(&ps).unwrap();
+    assert_eq!(
+        pc,
+        PfConfig::new(64, Proposal::Bootstrap, Resampling::Residual, 0.5).unwrap()
+    );
+    assert_eq!(
+        BufferConfig::from_settings(&ps).unwrap(),
+        BufferConfig::new(20, 0).unwrap()
+    );
+    ps.check_all_used().unwrap();
+    let d = PfConfig::from_settings(&Settings::new()).unwrap();
+    assert_eq!(
+        (d.particles, d.proposal, d.ess_threshold),
+        (1000, Proposal::Optimal, 1.0)
+    );
+}

@@ -9,12 +9,12 @@
 //! RTS smoother, t = n−1..0: Jₜ = Pₜφ/P⁻ₜ₊₁, mˢₜ = mₜ + Jₜ(mˢₜ₊₁ − m⁻ₜ₊₁),
 //! Pˢₜ = Pₜ + Jₜ²(Pˢₜ₊₁ − P⁻ₜ₊₁), Cov(xₜ₊₁, xₜ | y) = Jₜ Pˢₜ₊₁.
 //!
-//! Gradient by Fisher's identity, ∇θ log p(y₁:n) = E[∇θ log ν(X₀)] + Σₜ E[hₜ], with
+//! Gradient by Fisher's identity, ∇θ log p(y₁:n) = E\[∇θ log ν(X₀)\] + Σₜ E\[hₜ\], with
 //! θ = (φ, log σ, log τ) and the smoothed moments:
-//! E[hₜ]_φ = (E[xₜxₜ₋₁] − φE[xₜ₋₁²])/σ²,
-//! E[hₜ]_logσ = (E[xₜ²] − 2φE[xₜxₜ₋₁] + φ²E[xₜ₋₁²])/σ² − 1,
-//! E[hₜ]_logτ = ((yₜ − mˢₜ)² + Pˢₜ)/τ² − 1.
-//! The initial-law term (stationary ν: v₀ = σ²/(1−φ²)) is (E[x₀²] − v₀)/(2v₀²)·∇θ v₀; without it
+//! E\[hₜ\]_φ = (E\[xₜxₜ₋₁\] − φE\[xₜ₋₁²\])/σ²,
+//! E\[hₜ\]_logσ = (E\[xₜ²\] − 2φE\[xₜxₜ₋₁\] + φ²E\[xₜ₋₁²\])/σ² − 1,
+//! E\[hₜ\]_logτ = ((yₜ − mˢₜ)² + Pˢₜ)/τ² − 1.
+//! The initial-law term (stationary ν: v₀ = σ²/(1−φ²)) is (E\[x₀²\] − v₀)/(2v₀²)·∇θ v₀; without it
 //! the Fisher sum does not match finite differences (spec pitfall 8).
 
 use super::lgssm::ar1_grad_log_initial;

@@ -9,7 +9,7 @@
 //! # Conventions
 //! - θ ∈ ℝᵖ is unconstrained; each model documents its transforms and priors, and
 //!   [`StateSpaceModel::log_prior_grad`] includes the log-Jacobian (a density on θ itself).
-//! - Per-particle hooks take the **natural** parameters η = [`StateSpaceModel::natural`](θ),
+//! - Per-particle hooks take the **natural** parameters η = `natural(θ)`,
 //!   computed once per filter run, so a transform is not recomputed for every particle.
 //!   Gradient hooks still return derivatives with respect to θ (the chain rule is inside).
 //! - A state is a [`State`] = `[x, aux]`: `x` is the 1-d latent value and `aux` a deterministic
@@ -27,8 +27,19 @@
 //!   `grad` receives the estimate of ∇θ log p(y₁:T|θ), **without** the prior), and the exact
 //!   "N = ∞" version [`buffered::kalman_estimate`] for `lgssm`.
 //! - Add [`StateSpaceModel::log_prior_grad`] for the posterior gradient.
+//! - Construction from user settings: [`build`]`(name, settings)` → `Box<dyn StateSpaceModel>`
+//!   ([`MODELS`], [`true_theta`] for the thesis' synthetic truths),
+//!   [`pf::PfConfig::from_settings`] (`particles`, `proposal`, `resampling`, `ess_threshold`),
+//!   [`buffered::BufferConfig::from_settings`] (`subseq_len`, `buffer`).
+//! - Simulation: [`StateSpaceModel::simulate`]`(θ, T, rng)` → (x₁:T, y₁:T).
+//!
+//! Limitation: the GARCH score follows the thesis and treats σₜ₋₁² as a state (not differentiated
+//! through the variance recursion), so it approximates rather than equals ∇θ log p(y₁:T|θ).
 
+use crate::error::Error;
 use crate::rng::ChainRng;
+use crate::settings::Settings;
+use alloc::boxed::Box;
 use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
@@ -142,6 +153,82 @@ pub trait StateSpaceModel: Send + Sync {
 
     /// Simulate (x₀:T, y₁:T) at θ: returns (states x₁..x_T, observations y₁..y_T).
     fn simulate(&self, theta: &[f64], t_len: usize, rng: &mut ChainRng) -> (Vec<f64>, Vec<f64>);
+}
+
+/// Names of the built-in state-space models, for [`build`].
+pub const MODELS: &[&str] = &["lgssm", "sv", "garch"];
+
+/// The initial law from settings: `initial=stationary|normal` (default `stationary`) and, with
+/// `normal`, `initial_var` (default 10, > 0). `initial_var` with `stationary` is an error.
+pub fn initial_law_from_settings(settings: &Settings) -> Result<InitialLaw, Error> {
+    match settings.choice("initial", "stationary", &["stationary", "normal"])? {
+        "normal" => {
+            let var = settings.f64_or("initial_var", 10.0)?;
+            if !(var > 0.0) {
+                return Err(Error::setting("initial_var", "must be > 0"));
+            }
+            Ok(InitialLaw::Normal { var })
+        }
+        _ => {
+            if settings.contains("initial_var") {
+                return Err(Error::setting(
+                    "initial_var",
+                    "only used with initial=normal",
+                ));
+            }
+            Ok(InitialLaw::Stationary)
+        }
+    }
+}
+
+/// A model by name (one of [`MODELS`]) from settings: the initial law (see
+/// [`initial_law_from_settings`]) and, for `lgssm` and `sv`, the prior hyperparameters
+/// `phi_prior_scale` (10), `inv_shape` (101), `inv_scale` (1/101) of [`lgssm::ScalePrior`].
+pub fn build(name: &str, settings: &Settings) -> Result<Box<dyn StateSpaceModel>, Error> {
+    let initial = initial_law_from_settings(settings)?;
+    let scale_prior = |s: &Settings| -> Result<lgssm::ScalePrior, Error> {
+        let d = lgssm::ScalePrior::default();
+        lgssm::ScalePrior::new(
+            s.f64_or("phi_prior_scale", d.phi_scale)?,
+            s.f64_or("inv_shape", d.inv_shape)?,
+            s.f64_or("inv_scale", d.inv_scale)?,
+        )
+    };
+    match name {
+        "lgssm" => Ok(Box::new(Lgssm::new(initial, scale_prior(settings)?)?)),
+        "sv" => Ok(Box::new(StochasticVolatility::new(
+            initial,
+            scale_prior(settings)?,
+        )?)),
+        "garch" => Ok(Box::new(Garch::new(initial)?)),
+        _ => Err(Error::Unknown {
+            what: "state-space model",
+            name: name.into(),
+        }),
+    }
+}
+
+/// The thesis' synthetic truth of model `name` as unconstrained θ: `lgssm` (φ, σ, τ) =
+/// (0.9, 0.7, 1), `sv` (0.9, 0.5, 0.5), `garch` (α, β, γ, τ) = (0.1, 0.8, 0.05, 0.3).
+pub fn true_theta(name: &str) -> Result<Vec<f64>, Error> {
+    match name {
+        "lgssm" => {
+            let t = lgssm::TRUTH;
+            Ok(Lgssm::theta(t[0], t[1], t[2]).to_vec())
+        }
+        "sv" => {
+            let t = sv::TRUTH;
+            Ok(Lgssm::theta(t[0], t[1], t[2]).to_vec())
+        }
+        "garch" => {
+            let t = garch::TRUTH_ABG;
+            Ok(Garch::theta_from_abg(t[0], t[1], t[2], t[3]).to_vec())
+        }
+        _ => Err(Error::Unknown {
+            what: "state-space model",
+            name: name.into(),
+        }),
+    }
 }
 
 /// log N(x; mean, var).

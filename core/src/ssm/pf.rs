@@ -87,6 +87,23 @@ impl PfConfig {
         })
     }
 
+    /// From settings: `particles` (default 1000, 1..=10⁶), `proposal=optimal|bootstrap` (default
+    /// `optimal`, which falls back to the bootstrap for models without one), `resampling`
+    /// (`multinomial|stratified|systematic|residual`, default `systematic`), `ess_threshold`
+    /// (κ ∈ (0, 1], default 1 = resample every step).
+    pub fn from_settings(settings: &crate::settings::Settings) -> Result<Self, Error> {
+        let particles = settings.usize_in("particles", 1000, 1, 1_000_000)?;
+        let proposal =
+            Proposal::from_name(settings.choice("proposal", "optimal", &Proposal::NAMES)?)?;
+        let resampling = Resampling::from_name(settings.choice(
+            "resampling",
+            "systematic",
+            &Resampling::NAMES,
+        )?)?;
+        let kappa = settings.f64_in("ess_threshold", 1.0, 0.0, 1.0)?;
+        Self::new(particles, proposal, resampling, kappa)
+    }
+
     /// N particles, bootstrap proposal, systematic resampling at every step.
     pub fn bootstrap(particles: usize) -> Result<Self, Error> {
         Self::new(particles, Proposal::Bootstrap, Resampling::Systematic, 1.0)

@@ -1,6 +1,6 @@
 //! Resampling schemes for particle filters: multinomial, stratified, systematic and residual.
 //!
-//! Every scheme is unbiased: the offspring count Oᵢ of particle i has E[Oᵢ] = N Wᵢ for
+//! Every scheme is unbiased: the offspring count Oᵢ of particle i has E\[Oᵢ\] = N Wᵢ for
 //! normalised weights W. They differ in variance (Douc, Cappé & Moulines 2005):
 //!
 //! # Formula
