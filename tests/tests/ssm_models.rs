@@ -8,7 +8,7 @@ use tallmc_core::rng::chain_rng;
 use tallmc_core::ssm::garch::{Garch, TRUTH_ABG};
 use tallmc_core::ssm::lgssm::{stationary_variance, TRUTH};
 use tallmc_core::ssm::sv::{self, StochasticVolatility};
-use tallmc_core::ssm::{Lgssm, State, StateSpaceModel};
+use tallmc_core::ssm::{state, InitialLaw, Lgssm, State, StateSpaceModel};
 use tallmc_tests::{ess, mean, sd};
 
 /// |mean(v) − target| < 4 MCSE, the MCSE from the series' own ESS.
@@ -84,31 +84,48 @@ fn garch_simulator_moments() {
     assert!(y.iter().all(|v| v.is_finite()));
 }
 
-fn fd_hooks<M: StateSpaceModel>(model: &M, theta: &[f64], prev: State, x: State, y: f64) {
+/// The complete-data score along a fixed path x₀:T, y₁:T — ∇θ log ν(x₀) + Σₜ hₜ from the hooks —
+/// equals the central finite difference of log p(x₀:T, y₁:T|θ) computed from the log densities,
+/// with every state's deterministic companions rebuilt at the shifted θ (`with_value`). For GARCH
+/// this checks the total derivative through the variance recursion. Also: the prior gradient
+/// equals finite differences and the transforms round-trip.
+fn fd_hooks<M: StateSpaceModel>(model: &M, theta: &[f64], xs: &[f64], ys: &[f64]) {
     let p = model.dim();
     let h = 1e-6;
+    let path_log_p = |th: &[f64]| {
+        let e = model.natural_vec(th);
+        let mut st = model.with_value(&e, None, xs[0]);
+        let mut lp = model.log_initial(&e, &st);
+        for t in 1..xs.len() {
+            let nst = model.with_value(&e, Some(&st), xs[t]);
+            lp += model.log_transition(&e, &st, &nst) + model.log_observation(&e, &nst, ys[t - 1]);
+            st = nst;
+        }
+        lp
+    };
     let eta = model.natural_vec(theta);
     let mut g = vec![0.0; p];
-    model.grad_log_joint(&eta, &prev, &x, y, &mut g);
-    let mut gi = vec![0.0; p];
-    model.grad_log_initial(&eta, &prev, &mut gi);
+    let mut st = model.with_value(&eta, None, xs[0]);
+    model.grad_log_initial(&eta, &st, &mut g);
+    for t in 1..xs.len() {
+        let nst = model.with_value(&eta, Some(&st), xs[t]);
+        model.grad_log_joint(&eta, &st, &nst, ys[t - 1], &mut g);
+        st = nst;
+    }
     let mut gp = vec![0.0; p];
     let lp = model.log_prior_grad(theta, &mut gp);
     assert!((lp - model.log_prior(theta)).abs() < 1e-12);
-    // states with a deterministic component: recompute it at the shifted θ
-    let joint = |th: &[f64]| {
-        let e = model.natural_vec(th);
-        model.log_transition(&e, &prev, &x) + model.log_observation(&e, &x, y)
-    };
-    let init = |th: &[f64]| model.log_initial(&model.natural_vec(th), &prev);
     for k in 0..p {
         let mut tp = theta.to_vec();
         let mut tm = theta.to_vec();
         tp[k] += h;
         tm[k] -= h;
         for (name, analytic, fd) in [
-            ("joint", g[k], (joint(&tp) - joint(&tm)) / (2.0 * h)),
-            ("initial", gi[k], (init(&tp) - init(&tm)) / (2.0 * h)),
+            (
+                "path",
+                g[k],
+                (path_log_p(&tp) - path_log_p(&tm)) / (2.0 * h),
+            ),
             (
                 "prior",
                 gp[k],
@@ -135,28 +152,22 @@ fn fd_hooks<M: StateSpaceModel>(model: &M, theta: &[f64], prev: State, x: State,
 
 #[test]
 fn gradient_hooks_equal_finite_differences() {
+    let xs = [0.7, -0.4, 0.2, 1.5, -1.1, 0.3, 0.0, -0.8];
+    let ys = [1.3, 0.1, 0.9, -1.6, 0.4, -0.2, -1.0];
     let lg = Lgssm::default();
-    fd_hooks(&lg, &[0.8, -0.3, 0.1], [0.7, 0.0], [-0.4, 0.0], 1.3);
-    fd_hooks(&lg, &[-0.5, 0.2, -0.4], [-1.7, 0.0], [0.4, 0.0], -0.3);
+    fd_hooks(&lg, &[0.8, -0.3, 0.1], &xs, &ys);
+    fd_hooks(&lg, &[-0.5, 0.2, -0.4], &xs, &ys);
+    let fixed = Lgssm::new(InitialLaw::Normal { var: 3.0 }, Default::default()).unwrap();
+    fd_hooks(&fixed, &[1.1, 0.2, -0.4], &xs, &ys);
     let sv = StochasticVolatility::default();
-    fd_hooks(
-        &sv,
-        &[0.9, (0.5f64).ln(), (0.5f64).ln()],
-        [0.7, 0.0],
-        [-0.4, 0.0],
-        0.3,
-    );
-    fd_hooks(&sv, &[0.3, 0.1, -0.2], [-1.2, 0.0], [1.1, 0.0], -2.0);
-    // GARCH: the score treats σₜ₋₁² (prev[1]) as a state, so the FD holds prev fixed
+    fd_hooks(&sv, &[0.9, (0.5f64).ln(), (0.5f64).ln()], &xs, &ys);
+    fd_hooks(&sv, &[0.3, 0.1, -0.2], &xs, &ys);
     let ga = Garch::default();
-    fd_hooks(
-        &ga,
-        &Garch::theta_from_abg(0.1, 0.8, 0.05, 0.3),
-        [0.5, 0.4],
-        [-0.9, 0.7],
-        0.2,
-    );
-    fd_hooks(&ga, &[0.3, 0.5, -1.0, -0.7], [-1.5, 2.0], [0.2, 1.3], -1.1);
+    fd_hooks(&ga, &Garch::theta_from_abg(0.1, 0.8, 0.05, 0.3), &xs, &ys);
+    // λ small: γ = φ(1−λ) large, where the thesis' direct-only score is far off
+    fd_hooks(&ga, &[0.3, 1.5, -2.0, -0.7], &xs, &ys);
+    let ga_fixed = Garch::new(InitialLaw::Normal { var: 0.5 }).unwrap();
+    fd_hooks(&ga_fixed, &[-0.2, 0.5, 1.0, -1.0], &xs, &ys);
 }
 
 /// For lgssm and garch, exp(log_weight) of the optimal proposal is p(yₜ|xₜ₋₁) = E_f[g(yₜ|Xₜ)],
@@ -168,13 +179,13 @@ fn optimal_proposal_weight_is_the_predictive_density() {
         (
             Box::new(Lgssm::default()),
             vec![0.8, -0.3, 0.1],
-            [0.7, 0.0],
+            state(0.7),
             1.3,
         ),
         (
             Box::new(Garch::default()),
             Garch::theta_from_abg(0.1, 0.8, 0.05, 0.3).to_vec(),
-            [0.5, 0.4],
+            [0.5, 0.4, 0.1, -0.2, 0.3],
             0.9,
         ),
     ];
@@ -256,7 +267,7 @@ fn build_by_name_and_settings() {
     s.check_all_used().unwrap();
     let eta = m.natural_vec(&true_theta("lgssm").unwrap());
     assert!(
-        (m.log_initial(&eta, &[0.0, 0.0]) + 0.5 * (2.0 * std::f64::consts::PI * 4.0).ln()).abs()
+        (m.log_initial(&eta, &state(0.0)) + 0.5 * (2.0 * std::f64::consts::PI * 4.0).ln()).abs()
             < 1e-12
     );
     let mut bad = Settings::new();

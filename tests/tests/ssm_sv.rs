@@ -14,7 +14,7 @@ use tallmc_core::ssm::buffered::{BufferConfig, BufferedGradient};
 use tallmc_core::ssm::pf::{ParticleFilter, PfConfig, Proposal, ScoreSpec};
 use tallmc_core::ssm::resample::Resampling;
 use tallmc_core::ssm::sv::{StochasticVolatility, TRUTH};
-use tallmc_core::ssm::{State, StateSpaceModel};
+use tallmc_core::ssm::{state, State, StateSpaceModel};
 use tallmc_tests::{mean, sd};
 
 const G: usize = 600;
@@ -27,17 +27,17 @@ fn grid_log_lik(model: &StochasticVolatility, theta: &[f64], y: &[f64]) -> f64 {
     let z: Vec<f64> = (0..G).map(|i| -L + i as f64 * dz).collect();
     let mut p: Vec<f64> = z
         .iter()
-        .map(|&x| model.log_initial(&eta, &[x, 0.0]).exp() * dz)
+        .map(|&x| model.log_initial(&eta, &state(x)).exp() * dz)
         .collect();
     let s: f64 = p.iter().sum();
     p.iter_mut().for_each(|v| *v /= s);
     // transition matrix rows (normalised so no mass leaks at the edges)
     let mut k = vec![0.0; G * G];
     for i in 0..G {
-        let prev: State = [z[i], 0.0];
+        let prev: State = state(z[i]);
         let mut row = 0.0;
         for j in 0..G {
-            let v = model.log_transition(&eta, &prev, &[z[j], 0.0]).exp();
+            let v = model.log_transition(&eta, &prev, &state(z[j])).exp();
             k[i * G + j] = v;
             row += v;
         }
@@ -59,7 +59,7 @@ fn grid_log_lik(model: &StochasticVolatility, theta: &[f64], y: &[f64]) -> f64 {
         }
         let mut tot = 0.0;
         for j in 0..G {
-            p[j] = pred[j] * model.log_observation(&eta, &[z[j], 0.0], yt).exp();
+            p[j] = pred[j] * model.log_observation(&eta, &state(z[j]), yt).exp();
             tot += p[j];
         }
         ll += tot.ln();

@@ -12,8 +12,9 @@
 //! - Per-particle hooks take the **natural** parameters η = `natural(θ)`,
 //!   computed once per filter run, so a transform is not recomputed for every particle.
 //!   Gradient hooks still return derivatives with respect to θ (the chain rule is inside).
-//! - A state is a [`State`] = `[x, aux]`: `x` is the 1-d latent value and `aux` a deterministic
-//!   companion (GARCH's conditional variance σₜ²; unused, 0, for `lgssm` and `sv`).
+//! - A state is a [`State`] = `[x, aux…]` of length [`STATE_LEN`]: `x` is the 1-d latent value,
+//!   the rest deterministic companions (GARCH: σₜ² and its θ-derivative; all 0 for `lgssm` and
+//!   `sv`). Build one with [`state`]`(x)` or [`StateSpaceModel::with_value`].
 //! - Gradients are **accumulated** into caller-owned buffers (`grad[k] += …`).
 //! - Observations are a plain `&[f64]`, so a window of a series is a sub-slice.
 //!
@@ -33,8 +34,8 @@
 //!   [`buffered::BufferConfig::from_settings`] (`subseq_len`, `buffer`).
 //! - Simulation: [`StateSpaceModel::simulate`]`(θ, T, rng)` → (x₁:T, y₁:T).
 //!
-//! Limitation: the GARCH score follows the thesis and treats σₜ₋₁² as a state (not differentiated
-//! through the variance recursion), so it approximates rather than equals ∇θ log p(y₁:T|θ).
+//! Deviation from the thesis: the GARCH score carries the total derivative of σₜ² through the
+//! variance recursion (the thesis treats σₜ₋₁² as θ-free, which is not Fisher's identity).
 
 use crate::error::Error;
 use crate::rng::ChainRng;
@@ -56,8 +57,19 @@ pub use garch::Garch;
 pub use lgssm::Lgssm;
 pub use sv::StochasticVolatility;
 
-/// One particle / latent state: `[x, aux]`, see the module docs.
-pub type State = [f64; 2];
+/// Length of a [`State`].
+pub const STATE_LEN: usize = 5;
+
+/// One particle / latent state: `[x, aux…]`, see the module docs.
+pub type State = [f64; STATE_LEN];
+
+/// The state with value `x` and zero companions.
+#[inline]
+pub fn state(x: f64) -> State {
+    let mut s = [0.0; STATE_LEN];
+    s[0] = x;
+    s
+}
 
 /// The initial law ν of the state one step before the first observation.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -125,6 +137,12 @@ pub trait StateSpaceModel: Send + Sync {
     fn log_initial(&self, eta: &[f64], x: &State) -> f64;
     /// ∇θ log ν(x₀|θ) accumulated into `grad` (nothing when ν does not depend on θ).
     fn grad_log_initial(&self, eta: &[f64], x: &State, grad: &mut [f64]);
+    /// The state with value `x` and its deterministic companions: those of the initial law when
+    /// `prev` is `None`, else those implied by the transition from `prev`. The default (no
+    /// companions) is [`state`]`(x)`.
+    fn with_value(&self, _eta: &[f64], _prev: Option<&State>, x: f64) -> State {
+        state(x)
+    }
     /// Draw Xₜ ~ f(·|xₜ₋₁, θ) (deterministic components propagated exactly).
     fn sample_transition(&self, eta: &[f64], prev: &State, rng: &mut ChainRng) -> State;
     /// log f(xₜ|xₜ₋₁, θ) (density of the random component).

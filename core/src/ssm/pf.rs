@@ -19,7 +19,7 @@
 //! All weights are kept in the log domain and normalised with log-sum-exp.
 
 use super::resample::{ess, Resampling};
-use super::{State, StateSpaceModel};
+use super::{State, StateSpaceModel, STATE_LEN};
 use crate::error::Error;
 use crate::math;
 use crate::rng::ChainRng;
@@ -258,7 +258,7 @@ impl ParticleFilter {
 
         self.x.clear();
         self.x_new.clear();
-        self.x_new.resize(n, [0.0; 2]);
+        self.x_new.resize(n, [0.0; STATE_LEN]);
         self.logw.clear();
         self.logw.resize(n, -math::ln(nf));
         self.logw_new.clear();
