@@ -164,6 +164,13 @@ pub fn kalman_window_gradient(
     grad: &mut [f64],
 ) -> Result<GradInfo, Error> {
     check(theta, 3, y)?;
+    if grad.len() != 3 {
+        return Err(Error::Dimension {
+            what: "grad",
+            expected: 3,
+            got: grad.len(),
+        });
+    }
     let t_len = y.len();
     let w = Window::new(t_len, cfg, sub_start);
     let mut cw = Vec::with_capacity(w.len());

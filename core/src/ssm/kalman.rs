@@ -155,14 +155,21 @@ pub fn fisher_sum(
     }
 }
 
-/// Exact log p(y₁:n | θ) of `model`.
+/// Exact log p(y₁:n | θ) of `model` (NaN if θ does not have length 3).
 pub fn log_lik(model: &Lgssm, theta: &[f64], y: &[f64]) -> f64 {
+    if theta.len() != 3 {
+        return f64::NAN;
+    }
     filter_log_lik(&KalmanParams::of(model, theta), y)
 }
 
 /// Exact log p(y₁:n | θ) with its θ-gradient (Fisher identity on the RTS smoother, including
-/// the initial-law term) accumulated into `grad[0..3]`. Does not include the prior.
+/// the initial-law term) accumulated into `grad[0..3]`. Does not include the prior. NaN (and
+/// `grad` untouched) if θ or `grad` does not have length 3.
 pub fn log_lik_grad(model: &Lgssm, theta: &[f64], y: &[f64], grad: &mut [f64]) -> f64 {
+    if theta.len() != 3 || grad.len() != 3 {
+        return f64::NAN;
+    }
     let p = KalmanParams::of(model, theta);
     let sm = smooth(&p, y);
     fisher_sum(&p, y, &sm, None, grad);
@@ -173,7 +180,11 @@ pub fn log_lik_grad(model: &Lgssm, theta: &[f64], y: &[f64], grad: &mut [f64]) -
 }
 
 /// Exact log posterior (up to the evidence) and its gradient: Kalman log-likelihood plus the
-/// model's log prior. `grad` is accumulated into.
+/// model's log prior. `grad` is accumulated into. NaN (and `grad` untouched) on wrong lengths.
 pub fn log_posterior_grad(model: &Lgssm, theta: &[f64], y: &[f64], grad: &mut [f64]) -> f64 {
-    log_lik_grad(model, theta, y, grad) + model.log_prior_grad(theta, grad)
+    let ll = log_lik_grad(model, theta, y, grad);
+    if ll.is_nan() {
+        return ll;
+    }
+    ll + model.log_prior_grad(theta, grad)
 }
