@@ -497,6 +497,10 @@ function onChainMessage(run, ch, m) {
         run.d = m.dim;
         run.signed = m.signed;
         run.nData = m.nData;
+        // Exactness can depend on the settings (qnhmc adapt=continuous): the chain reports it.
+        const desc = $('sampler-desc');
+        desc.textContent = desc.textContent.replace(/ \(not exact with these settings\)$/, '');
+        if (m.exact === false && samplerInfo($('sampler').value)?.exact) desc.textContent += ' (not exact with these settings)';
         // Kernel extras shown as per-iteration plots (HMC-ECS: subsample fraction, σ̂²).
         const names = Array.from(m.extraNames ?? []);
         run.extraNames = names;
