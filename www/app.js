@@ -2,6 +2,7 @@
 // live plots and diagnostics. The main thread only stores batches and draws decimated plots;
 // sampling, parsing and diagnostics run in workers.
 import { TracePlot, HistPlot, AcfPlot, drawPair } from './plots.js';
+import { initCompare, compareReady, compareState } from './compare.js';
 
 const $ = (id) => document.getElementById(id);
 const BUILTIN = ['logistic', 'linear', 'robust', 'poisson', 'gmm'];
@@ -127,6 +128,7 @@ function onRegistry(reg) {
     }
   }
   updateShare();
+  compareReady();
   document.body.dataset.ready = 'true';
   if (params.get('autorun') === '1') startRun();
 }
@@ -902,6 +904,10 @@ window.tallmc = {
   computeMs: () => state.run?.chains.map((c) => c.computeMs) ?? [],
   drawsCsv,
   summaryCsv,
+  compare: compareState,
 };
+
+// Compare mode (compare.js): several sampler configurations on the same data.
+initCompare({ readForm, getData, askData, samplerInfo, showError, params });
 
 dataWorker.postMessage({ type: 'registry' });

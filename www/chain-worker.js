@@ -68,9 +68,10 @@ self.onmessage = async (ev) => {
       chain = msg.config.chain;
       try {
         await ready;
-        const ds = msg.simulate
-          ? DataSet.simulate(msg.simulate.model, msg.simulate.n, msg.simulate.d, BigInt(msg.simulate.seed))
-          : DataSet.fromColumns(msg.names, msg.values);
+        let ds;
+        if (msg.simulate) ds = DataSet.simulate(msg.simulate.model, msg.simulate.n, msg.simulate.d, BigInt(msg.simulate.seed));
+        else if (msg.csv) ds = DataSet.fromCsv(new Uint8Array(msg.csv.bytes), msg.csv.name); // CSV bytes (embed: a same-origin URL)
+        else ds = DataSet.fromColumns(msg.names, msg.values);
         try {
           handle = new ChainHandle(JSON.stringify(msg.config), ds);
         } finally {

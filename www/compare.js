@@ -1,0 +1,516 @@
+// Compare mode of the playground: several sampler configurations on the same data set, model,
+// chains, warm-up, draws and seed (taken from the form). Each configuration runs in its own chain
+// workers (configurations one after another, so they do not compete for cores), then a summary
+// table (ESS/s, ESS per 1000 gradient evaluations, data fraction per iteration, deviations of
+// every posterior mean and sd from a reference run in reference-sd units), a detail table per
+// configuration and overlaid marginal densities.
+//
+// URL: `compare=nuts;hmc-ecs:m=200,G=10` (configurations separated by `;`, settings by `,`) and
+// `ref=<index>` (the reference configuration; default the first exact sampler).
+//
+// Extra columns (e.g. KSD) plug in without touching this file:
+//   import { registerCompareColumn } from './compare.js';
+//   registerCompareColumn({ key: 'ksd', label: 'KSD', compute: async (result) => number });
+// `result` = { config, names, chains: [{ draws: Float64Array (post warm-up, row-major n × d),
+// signs }], d, summary, f (the form: model, dataset, response, features, ...), data }; a column
+// registered under `ksd` fills the KSD column, which shows "n/a" until one is registered.
+import uPlot from './vendor/uPlot.esm.js';
+import { COLORS } from './plots.js';
+import { densities } from './density.js';
+
+const $ = (id) => document.getElementById(id);
+const EXTRAS = 4;
+const columns = new Map(); // key -> { label, compute }
+
+/** Add a column to the comparison table (`key` 'ksd' fills the KSD column). */
+export function registerCompareColumn({ key, label, compute }) {
+  columns.set(key, { label, compute });
+  if (ctx) renderTable();
+}
+
+let ctx = null; // from app.js: { readForm, getData, askData, samplerInfo, showError, params, registry }
+const cmp = { configs: [], results: [], running: null, ref: 0 };
+
+/** `sampler:k=v,k=v` -> { sampler, settings }. */
+function parseConfig(text) {
+  const [sampler, rest = ''] = text.split(':');
+  const settings = {};
+  for (const kv of rest.split(',').filter(Boolean)) {
+    const i = kv.indexOf('=');
+    if (i > 0) settings[kv.slice(0, i).trim()] = kv.slice(i + 1).trim();
+  }
+  return { sampler: sampler.trim(), settings };
+}
+function configText(c) {
+  const s = Object.entries(c.settings).map(([k, v]) => `${k}=${v}`).join(',');
+  return s ? `${c.sampler}:${s}` : c.sampler;
+}
+const label = (c) => configText(c).replace(':', ' ').replace(/,/g, ' ');
+
+function fmt(v, digits = 3) {
+  if (v === null || v === undefined || Number.isNaN(v)) return 'n/a';
+  if (!Number.isFinite(v)) return String(v);
+  const a = Math.abs(v);
+  if (a !== 0 && (a >= 1e5 || a < 1e-3)) return v.toExponential(digits - 1);
+  return String(Number(v.toPrecision(digits)));
+}
+
+function setStatus(text, state) {
+  $('compare-status').textContent = text;
+  document.body.dataset.compare = state;
+}
+
+// ------------------------------------------------------------------------------------------------
+// Configuration list
+
+function renderList() {
+  const ul = $('compare-list');
+  ul.replaceChildren(...cmp.configs.map((c, i) => {
+    const li = document.createElement('li');
+    li.dataset.config = String(i);
+    const sw = document.createElement('span');
+    sw.className = 'swatch';
+    sw.style.background = COLORS[i % COLORS.length];
+    const del = document.createElement('button');
+    del.type = 'button';
+    del.textContent = '×';
+    del.title = 'remove';
+    del.disabled = !!cmp.running;
+    del.addEventListener('click', () => {
+      cmp.configs.splice(i, 1);
+      cmp.results = [];
+      if (cmp.ref >= cmp.configs.length) cmp.ref = 0;
+      renderList();
+      renderTable();
+    });
+    li.append(sw, ` ${label(c)} `, del);
+    return li;
+  }));
+  const sel = $('compare-reference');
+  sel.replaceChildren(...cmp.configs.map((c, i) => new Option(`${i + 1}: ${label(c)}`, String(i))));
+  if (cmp.configs.length) sel.value = String(Math.min(cmp.ref, cmp.configs.length - 1));
+  $('compare-run').disabled = !!cmp.running || cmp.configs.length === 0;
+  $('compare-stop').disabled = !cmp.running;
+}
+
+/** The default reference: the first exact, unsigned sampler (else the first configuration). */
+function defaultRef() {
+  const k = cmp.configs.findIndex((c) => {
+    const s = ctx.samplerInfo(c.sampler);
+    return s && s.exact && !s.signed;
+  });
+  return Math.max(0, k);
+}
+
+function addCurrent() {
+  const sampler = $('sampler').value;
+  if (!sampler) return;
+  const settings = {};
+  for (const el of document.querySelectorAll('#sampler-params [data-setting]')) {
+    const k = el.dataset.setting;
+    if (el.type === 'checkbox') {
+      if (String(el.checked) !== el.dataset.default) settings[k] = String(el.checked);
+    } else if (el.tagName === 'SELECT') {
+      if (el.value !== el.dataset.default) settings[k] = el.value;
+    } else if (el.value.trim() !== '') {
+      settings[k] = el.value.trim();
+    }
+  }
+  cmp.configs.push({ sampler, settings });
+  cmp.results = [];
+  if (cmp.configs.length === 1 || !ctx.samplerInfo(cmp.configs[cmp.ref]?.sampler)?.exact) cmp.ref = defaultRef();
+  renderList();
+  renderTable();
+  updateUrl();
+}
+
+function updateUrl() {
+  const q = new URLSearchParams(location.search);
+  if (cmp.configs.length) q.set('compare', cmp.configs.map(configText).join(';'));
+  else q.delete('compare');
+  q.set('ref', String(cmp.ref));
+  if (!cmp.configs.length) q.delete('ref');
+  history.replaceState(null, '', `?${q}`);
+}
+
+// ------------------------------------------------------------------------------------------------
+// Running one configuration
+
+/** Model settings from the form (sampler settings come from the configuration). */
+function modelSettings() {
+  const out = {};
+  for (const el of document.querySelectorAll('#model-params [data-setting]')) {
+    const k = el.dataset.setting;
+    if (el.type === 'checkbox') {
+      if (String(el.checked) !== el.dataset.default) out[k] = el.checked;
+    } else if (el.tagName === 'SELECT') {
+      if (el.value !== el.dataset.default) out[k] = el.value;
+    } else if (el.value.trim() !== '') {
+      out[k] = el.value.trim();
+    }
+  }
+  return out;
+}
+
+function runConfig(config, f, data, copies, onProgress) {
+  const run = { chains: [], workers: [], stopped: false };
+  const promise = new Promise((resolve, reject) => {
+    const started = performance.now();
+    let meta = null;
+    let finishedChains = 0;
+    const settings = { ...modelSettings(), ...config.settings };
+    const fail = (msg) => {
+      for (const w of run.workers) w.terminate();
+      reject(new Error(`${label(config)}: ${msg}`));
+    };
+    for (let c = 0; c < f.chains; c++) {
+      const w = new Worker(new URL('./chain-worker.js', import.meta.url), { type: 'module' });
+      run.workers.push(w);
+      const ch = { draws: [], signs: [], iteration: 0, total: f.warmup + f.draws, lik: 0, grad: 0, likS: 0, gradS: 0, acc: 0, accN: 0, extraSum: new Float64Array(EXTRAS), done: false };
+      run.chains.push(ch);
+      w.onerror = (e) => fail(e.message ?? 'worker failed');
+      w.onmessage = (ev) => {
+        const m = ev.data;
+        if (m.type === 'error') {
+          fail(m.message);
+        } else if (m.type === 'ready') {
+          ch.total = m.total;
+          ch.lik += m.setupLikEvals;
+          ch.grad += m.setupGradEvals;
+          meta ??= { names: Array.from(m.paramNames), d: m.dim, signed: m.signed, exact: m.exact, nData: m.nData, extraNames: Array.from(m.extraNames ?? []) };
+          if (run.stopped) w.postMessage({ type: 'stop' });
+        } else if (m.type === 'batch') {
+          const b = m.batch;
+          ch.iteration = m.iteration;
+          const nw = b.nWarmup;
+          for (let i = 0; i < b.n; i++) {
+            ch.lik += b.likEvals[i];
+            ch.grad += b.gradEvals[i];
+            if (i < nw) continue;
+            ch.likS += b.likEvals[i];
+            ch.gradS += b.gradEvals[i];
+            ch.acc += b.acceptProb[i];
+            ch.accN += 1;
+            if (b.extra.length === b.n * EXTRAS) for (let k = 0; k < EXTRAS; k++) ch.extraSum[k] += b.extra[i * EXTRAS + k];
+          }
+          if (nw < b.n) {
+            ch.draws.push(b.draws.subarray(nw * b.d));
+            ch.signs.push(b.sign.subarray(nw));
+          }
+          onProgress(run.chains.reduce((t, x) => t + x.iteration, 0) / run.chains.reduce((t, x) => t + x.total, 0));
+        } else if (m.type === 'done' || m.type === 'stopped') {
+          ch.done = true;
+          ch.iteration = m.iteration;
+          if (m.type === 'stopped') run.stopped = true;
+          if (++finishedChains === f.chains) finish();
+        }
+      };
+      const cfg = {
+        model: f.model, sampler: config.sampler, response: f.response, features: f.features,
+        intercept: f.intercept, standardize: f.standardize, warmup: f.warmup, settings, seed: f.seed, chain: c,
+      };
+      const values = copies[c];
+      w.postMessage({ type: 'start', config: cfg, draws: f.draws, names: data.names, values }, [values.buffer]);
+    }
+
+    function finish() {
+      const wallMs = performance.now() - started;
+      if (run.stopped || !meta) {
+        reject(Object.assign(new Error('stopped'), { stopped: true }));
+        return;
+      }
+      const chains = run.chains.map((ch) => {
+        const n = ch.draws.reduce((t, a) => t + a.length, 0);
+        const draws = new Float64Array(n);
+        let o = 0;
+        for (const a of ch.draws) { draws.set(a, o); o += a.length; }
+        const signs = new Float64Array(n / meta.d);
+        o = 0;
+        for (const a of ch.signs) { signs.set(a, o); o += a.length; }
+        return { draws, signs };
+      });
+      // Diagnostics in a worker of its own.
+      const dw = new Worker(new URL('./diag-worker.js', import.meta.url), { type: 'module' });
+      run.workers.push(dw);
+      dw.onerror = (e) => fail(`diagnostics: ${e.message ?? 'worker failed'}`);
+      dw.onmessage = (ev) => {
+        dw.terminate();
+        if (ev.data.type === 'error') { fail(`diagnostics: ${ev.data.message}`); return; }
+        const accN = run.chains.reduce((t, x) => t + x.accN, 0);
+        const likS = run.chains.reduce((t, x) => t + x.likS, 0);
+        const gradS = run.chains.reduce((t, x) => t + x.gradS, 0);
+        const extraMeans = {};
+        meta.extraNames.slice(0, EXTRAS).forEach((name, k) => {
+          extraMeans[name] = run.chains.reduce((t, x) => t + x.extraSum[k], 0) / Math.max(1, accN);
+        });
+        resolve({
+          config, ...meta, chains, summary: ev.data.summary, wallMs, accN, likS, gradS, extraMeans,
+          lik: run.chains.reduce((t, x) => t + x.lik, 0), grad: run.chains.reduce((t, x) => t + x.grad, 0),
+          acceptance: run.chains.reduce((t, x) => t + x.acc, 0) / Math.max(1, accN), f, data,
+          extra: {},
+        });
+      };
+      dw.postMessage({ type: 'reset', chains: chains.length, d: meta.d, signed: meta.signed });
+      chains.forEach((c, k) => dw.postMessage({ type: 'push', chain: k, draws: c.draws, signs: meta.signed ? c.signs : null }));
+      dw.postMessage({ type: 'summary', id: 'final', acfParam: -1, maxLag: 0 });
+    }
+  });
+  run.stop = () => {
+    run.stopped = true;
+    for (const w of run.workers) w.postMessage({ type: 'stop' });
+  };
+  return { run, promise };
+}
+
+async function runAll() {
+  if (cmp.running || !cmp.configs.length) return;
+  let f;
+  try {
+    f = ctx.readForm();
+  } catch (e) {
+    setStatus(e.message, 'error');
+    return;
+  }
+  cmp.ref = Number($('compare-reference').value) || 0;
+  updateUrl();
+  cmp.results = [];
+  const token = { stopped: false, current: null };
+  cmp.running = token;
+  renderList();
+  renderTable();
+  setStatus('loading data…', 'running');
+  try {
+    const data = await ctx.getData(f);
+    for (let i = 0; i < cmp.configs.length && !token.stopped; i++) {
+      const config = cmp.configs[i];
+      const { copies } = await ctx.askData({ type: 'copies', key: data.key, k: f.chains });
+      const r = runConfig(config, f, data, copies, (p) => setStatus(`running ${i + 1}/${cmp.configs.length}: ${label(config)} ${(100 * p).toFixed(0)}%`, 'running'));
+      token.current = r.run;
+      const res = await r.promise;
+      for (const [key, col] of columns) {
+        try {
+          res.extra[key] = await col.compute(res);
+        } catch (e) {
+          res.extra[key] = NaN;
+          console.warn(`compare column ${key}: ${e.message ?? e}`);
+        }
+      }
+      cmp.results[i] = res;
+      renderTable();
+      renderDensity();
+    }
+    setStatus(token.stopped ? 'stopped' : `done: ${cmp.configs.length} configurations`, token.stopped ? 'stopped' : 'done');
+  } catch (e) {
+    if (e.stopped) setStatus('stopped', 'stopped');
+    else setStatus(e.message ?? String(e), 'error');
+  } finally {
+    cmp.running = null;
+    renderList();
+  }
+}
+
+function stopAll() {
+  const t = cmp.running;
+  if (!t) return;
+  t.stopped = true;
+  t.current?.stop();
+}
+
+// ------------------------------------------------------------------------------------------------
+// Output
+
+/** Per-configuration numbers against the reference result `ref`. */
+function metrics(r, ref) {
+  const d = r.d;
+  const s = r.summary;
+  let minEss = Infinity;
+  for (let j = 0; j < d; j++) minEss = Math.min(minEss, s[j * 9 + 6]);
+  const wall = r.wallMs / 1000;
+  const perParam = r.names.map((name, j) => {
+    const k = ref ? ref.names.indexOf(name) : -1;
+    const sdRef = k >= 0 ? ref.summary[k * 9 + 1] : NaN;
+    return {
+      name, mean: s[j * 9], sd: s[j * 9 + 1], ess: s[j * 9 + 6], rhat: s[j * 9 + 8],
+      dMean: k >= 0 ? (s[j * 9] - ref.summary[k * 9]) / sdRef : NaN,
+      dSd: k >= 0 ? (s[j * 9 + 1] - ref.summary[k * 9 + 1]) / sdRef : NaN,
+    };
+  });
+  const maxAbs = (key) => perParam.reduce((m, p) => (Number.isFinite(p[key]) ? Math.max(m, Math.abs(p[key])) : NaN), 0);
+  return {
+    minEss,
+    essPerS: minEss / wall,
+    essPerGrad: r.gradS > 0 ? (1000 * minEss) / r.gradS : NaN,
+    dataFraction: r.accN && r.nData ? Math.max(r.likS, r.gradS) / r.nData / r.accN : NaN,
+    meanDev: maxAbs('dMean'),
+    sdDev: maxAbs('dSd'),
+    perParam,
+    wall,
+  };
+}
+
+function cell(tr, col, v, text) {
+  const td = document.createElement('td');
+  td.dataset.col = col;
+  td.dataset.value = String(v);
+  td.textContent = text ?? fmt(v);
+  tr.append(td);
+  return td;
+}
+
+function renderTable() {
+  const tbody = $('compare-table').querySelector('tbody');
+  const ref = cmp.results[cmp.ref];
+  const details = [];
+  const rows = cmp.configs.map((c, i) => {
+    const tr = document.createElement('tr');
+    tr.dataset.config = String(i);
+    const th = document.createElement('th');
+    th.scope = 'row';
+    const sw = document.createElement('span');
+    sw.className = 'swatch';
+    sw.style.background = COLORS[i % COLORS.length];
+    th.append(sw, ` ${label(c)}${i === cmp.ref ? ' (reference)' : ''}`);
+    tr.append(th);
+    const r = cmp.results[i];
+    if (!r) {
+      for (const col of ['wall', 'min_ess', 'ess_per_s', 'ess_per_1000_grad', 'data_fraction', 'accept', 'mean_dev', 'sd_dev', 'ksd']) cell(tr, col, NaN, '…');
+      return tr;
+    }
+    const m = metrics(r, ref);
+    cell(tr, 'wall', m.wall, `${fmt(m.wall)} s`);
+    cell(tr, 'min_ess', m.minEss, fmt(m.minEss, 4));
+    cell(tr, 'ess_per_s', m.essPerS);
+    cell(tr, 'ess_per_1000_grad', m.essPerGrad);
+    cell(tr, 'data_fraction', m.dataFraction);
+    cell(tr, 'accept', r.acceptance);
+    const md = cell(tr, 'mean_dev', m.meanDev);
+    const sd = cell(tr, 'sd_dev', m.sdDev);
+    if (m.meanDev > 0.15) md.className = 'bad';
+    if (m.sdDev > 0.15) sd.className = 'bad';
+    cell(tr, 'ksd', r.extra.ksd ?? NaN, columns.has('ksd') ? undefined : 'n/a');
+    // Detail table of this configuration.
+    const det = document.createElement('details');
+    det.dataset.config = String(i);
+    const sum = document.createElement('summary');
+    sum.textContent = `${i + 1}: ${label(c)}: per parameter`;
+    const t = document.createElement('table');
+    t.className = 'compare-detail';
+    t.dataset.testid = 'compare-detail';
+    t.innerHTML = '<thead><tr><th>param</th><th>mean</th><th>sd</th><th>Δmean / sd<sub>ref</sub></th><th>Δsd / sd<sub>ref</sub></th><th>ESS bulk</th><th>R-hat</th></tr></thead>';
+    const tb = document.createElement('tbody');
+    for (const p of m.perParam) {
+      const row = document.createElement('tr');
+      const h = document.createElement('th');
+      h.textContent = p.name;
+      row.append(h);
+      cell(row, 'mean', p.mean, fmt(p.mean, 4));
+      cell(row, 'sd', p.sd, fmt(p.sd, 4));
+      cell(row, 'mean_dev', p.dMean);
+      cell(row, 'sd_dev', p.dSd);
+      cell(row, 'ess_bulk', p.ess, Number.isFinite(p.ess) ? p.ess.toFixed(0) : 'n/a');
+      cell(row, 'rhat', p.rhat, fmt(p.rhat, 4));
+      tb.append(row);
+    }
+    const extras = Object.entries(r.extraMeans).map(([k, v]) => `${k} ${fmt(v)}`).join(' · ');
+    t.append(tb);
+    det.append(sum, t);
+    if (extras) {
+      const p = document.createElement('p');
+      p.className = 'info';
+      p.textContent = `mean per iteration (post warm-up): ${extras}`;
+      det.append(p);
+    }
+    details.push(det);
+    return tr;
+  });
+  tbody.replaceChildren(...rows);
+  $('compare-details').replaceChildren(...details);
+  // Extra registered columns other than KSD are listed under the table.
+  const others = [...columns.keys()].filter((k) => k !== 'ksd');
+  $('compare-extra').textContent = others.map((k) => `${columns.get(k).label}: ${cmp.results.map((r, i) => (r ? `${i + 1} ${fmt(r.extra[k])}` : '')).filter(Boolean).join(', ')}`).join(' · ');
+}
+
+let densityPlot = null;
+function renderDensity() {
+  const done = cmp.results.map((r, i) => [r, i]).filter(([r]) => r);
+  const el = $('compare-density');
+  if (!done.length) return;
+  const names = done[0][0].names;
+  const psel = $('compare-param');
+  if (psel.options.length !== names.length || [...psel.options].some((o, k) => o.value !== names[k])) {
+    const prev = psel.value;
+    psel.replaceChildren(...names.map((n) => new Option(n, n)));
+    psel.value = names.includes(prev) ? prev : names[Math.min(1, names.length - 1)];
+  }
+  const name = psel.value;
+  const sets = done.map(([r]) => {
+    const j = r.names.indexOf(name);
+    const views = r.chains.map((c) => ({ length: c.draws.length / r.d, get: (i) => c.draws[i * r.d + j] }));
+    const total = views.reduce((t, v) => t + v.length, 0);
+    return {
+      length: j >= 0 ? total : 0,
+      get: (i) => {
+        for (const v of views) {
+          if (i < v.length) return v.get(i);
+          i -= v.length;
+        }
+        return NaN;
+      },
+    };
+  });
+  const { x, ys } = densities(sets);
+  const data = [x, ...ys.map((y) => Array.from(y))];
+  el.replaceChildren();
+  densityPlot = new uPlot({
+    width: Math.max(300, Math.floor(el.clientWidth || 600) - 8),
+    height: 260,
+    scales: { x: { time: false } },
+    cursor: { show: false },
+    axes: [{ label: name }, { label: 'density' }],
+    series: [{}, ...done.map(([r, i]) => ({ label: label(r.config), stroke: COLORS[i % COLORS.length], width: 2, points: { show: false } }))],
+  }, data, el);
+}
+
+/** Wire the compare section (called once by app.js). */
+export function initCompare(context) {
+  ctx = context;
+  const q = ctx.params.get('compare');
+  if (q) cmp.configs = q.split(';').filter(Boolean).map(parseConfig);
+  const ref = Number(ctx.params.get('ref'));
+  cmp.ref = Number.isInteger(ref) && ref >= 0 && ref < cmp.configs.length ? ref : -1;
+  $('compare-add').addEventListener('click', addCurrent);
+  $('compare-run').addEventListener('click', runAll);
+  $('compare-stop').addEventListener('click', stopAll);
+  $('compare-clear').addEventListener('click', () => {
+    if (cmp.running) return;
+    cmp.configs = [];
+    cmp.results = [];
+    renderList();
+    renderTable();
+    updateUrl();
+  });
+  $('compare-reference').addEventListener('change', () => {
+    cmp.ref = Number($('compare-reference').value) || 0;
+    renderTable();
+    updateUrl();
+  });
+  $('compare-param').addEventListener('change', renderDensity);
+  if (q) $('compare').open = true;
+  setStatus('', 'idle');
+}
+
+/** Call when the registry has arrived (the default reference needs the samplers' exact flags). */
+export function compareReady() {
+  if (cmp.ref < 0) cmp.ref = defaultRef();
+  renderList();
+  renderTable();
+}
+
+/** Read-only view for tests and the console. */
+export function compareState() {
+  return {
+    configs: cmp.configs.map(configText),
+    ref: cmp.ref,
+    results: cmp.results.map((r) => (r ? { names: r.names, metrics: metrics(r, cmp.results[cmp.ref]) } : null)),
+  };
+}
