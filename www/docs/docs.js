@@ -46,11 +46,21 @@ function field(result, path) {
   return path.split('.').reduce((o, k) => (o === undefined || o === null ? undefined : o[k]), result);
 }
 
+// `data-relative-to="OTHER-ID"`: the field divided by the same field of another panel's run
+// (e.g. the sd of an approximate sampler over the sd of the exact reference).
 function fill(el) {
   const r = el.result;
   if (!r) return;
-  for (const td of document.querySelectorAll(`[data-of="${CSS.escape(el.id)}"]`)) {
-    const v = field(r, td.dataset.field);
+  const cells = [...document.querySelectorAll(`[data-of="${CSS.escape(el.id)}"]`),
+    ...document.querySelectorAll(`[data-relative-to="${CSS.escape(el.id)}"]`)];
+  for (const td of cells) {
+    const own = document.getElementById(td.dataset.of)?.result;
+    if (!own) continue;
+    let v = field(own, td.dataset.field);
+    if (td.dataset.relativeTo) {
+      const ref = document.getElementById(td.dataset.relativeTo)?.result;
+      v = ref ? v / field(ref, td.dataset.field) : undefined;
+    }
     td.textContent = fmt(v);
     td.dataset.value = String(v);
   }
