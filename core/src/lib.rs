@@ -33,5 +33,6 @@ pub mod registry;
 pub mod rng;
 pub mod settings;
 pub mod simulate;
+pub mod ssm;
 
 pub use error::Error;

@@ -14,11 +14,13 @@ pub mod chain;
 pub mod config;
 pub mod data;
 pub mod diag;
+pub mod ksd;
 pub mod registry;
 
 pub use chain::{ChainCore, ChainHandle};
 pub use data::DataSet;
 pub use diag::DrawStore;
+pub use ksd::KsdStore;
 pub use registry::registry_json;
 
 #[wasm_bindgen]

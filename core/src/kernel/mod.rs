@@ -16,6 +16,7 @@ pub mod mala;
 pub mod metric;
 pub mod minibatch_mh;
 pub mod nuts;
+pub mod qnhmc;
 pub mod registry;
 pub mod rwmh;
 pub mod sgmcmc;

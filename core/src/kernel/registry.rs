@@ -148,6 +148,13 @@ pub static SAMPLERS: &[SamplerInfo] = &[
     crate::kernel::minibatch_mh::baselines::MH_SUBLHD_INFO,
     crate::kernel::sgmcmc::SGLD_INFO,
     crate::kernel::sgmcmc::SGLD_CV_INFO,
+    crate::kernel::sgmcmc::SGHMC_INFO,
+    crate::kernel::sgmcmc::SGNHT_INFO,
+    crate::kernel::sgmcmc::SGLD_PS_INFO,
+    crate::kernel::sgmcmc::SGLD_CV_PS_INFO,
+    crate::kernel::sgmcmc::ASGLD_CV_PS_INFO,
+    crate::kernel::sgmcmc::DPP_SGLD_INFO,
+    crate::kernel::qnhmc::QNHMC_INFO,
 ];
 
 /// The settings every exact sampler shares.
@@ -268,7 +275,10 @@ pub fn build(
     if let "austere-mh" | "mh-sublhd" = config.sampler {
         return crate::kernel::minibatch_mh::baselines::build_chain(config, model, rng);
     }
-    if let "sgld" | "sgld-cv" = config.sampler {
+    if config.sampler == "qnhmc" {
+        return crate::kernel::qnhmc::build_chain(config, model, rng);
+    }
+    if crate::kernel::sgmcmc::is_sg_sampler(config.sampler) {
         return crate::kernel::sgmcmc::build_chain(config, model, rng);
     }
     let accept = match config.sampler {

@@ -3,7 +3,10 @@
 //! # Formula
 //! xᵢ ~ ½ N(θ₁, σₓ²) + ½ N(θ₁ + θ₂, σₓ²),  θ₁ ~ N(0, σ₁²),  θ₂ ~ N(0, σ₂²),
 //! with σ₁² = 10, σ₂² = 1, σₓ² = 2 by default. With a temperature K ≥ 1 (setting `temperature`)
-//! the likelihood is tempered, ℓᵢ = (1/K) log p(xᵢ | θ), the prior is not.
+//! the likelihood is tempered, ℓᵢ = (1/K) log p(xᵢ | θ), the prior is not. The minibatch
+//! samplers (`mh-minibatch`, `austere-mh`, `mh-sublhd`) have their own `temperature`; they
+//! refuse a model that is already tempered (see `DataModel::likelihood_temperature`), so K is
+//! applied once.
 //! With aᵢ = −(xᵢ − θ₁)²/(2σₓ²), bᵢ = −(xᵢ − θ₁ − θ₂)²/(2σₓ²) and w = e^a/(e^a + e^b):
 //! ℓᵢ = (1/K)[log(½e^a + ½e^b) − ½ log(2πσₓ²)],
 //! ∇ℓᵢ = (1/K)[w ∇a + (1 − w) ∇b],
@@ -170,5 +173,8 @@ impl DataModel for Gmm {
     /// (0.5, 0), the start used by Seita et al.'s code.
     fn initial_point(&self) -> Vec<f64> {
         alloc::vec![0.5, 0.0]
+    }
+    fn likelihood_temperature(&self) -> f64 {
+        self.temperature
     }
 }

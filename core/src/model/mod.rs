@@ -93,6 +93,13 @@ pub trait DataModel: Send + Sync {
     fn as_glm(&self) -> Option<&dyn GlmView> {
         None
     }
+
+    /// The temperature K the model already applies to its likelihood (ℓᵢ = log p(xᵢ|θ)/K;
+    /// 1 when untempered). Samplers with their own `temperature` setting refuse to temper a
+    /// second time.
+    fn likelihood_temperature(&self) -> f64 {
+        1.0
+    }
 }
 
 /// Read access to a GLM's design and family, for samplers that exploit ℓᵢ(θ) = f(yᵢ, xᵢᵀθ).

@@ -7,6 +7,7 @@
 
 mod hmc_ecs;
 mod minibatch_mh;
+mod sgmcmc;
 mod smh;
 
 use super::{io_msg, CliError};
@@ -60,6 +61,12 @@ const EXPERIMENTS: &[(&str, &str)] = &[
         "Seita et al. 2017 Table 1: average final minibatch size of MHminibatch, AustereMH and \
          MHSubLhd on the Gaussian mixture (N = 10^6, K = 10^4; --quick: N = 10^5, K = 10^3)",
     ),
+    (
+        "sgmcmc",
+        "Putcha 2024 Ch.4-5: SGLD, SGLD-CV and their preferential / DPP variants on imbalanced \
+         (95/5) logistic regression, N = 10^3: gradient pseudo-variance and KSD at equal data \
+         passes vs exact NUTS (200 passes, 4 chains; --quick: 20 passes, 2 chains)",
+    ),
 ];
 
 /// `tallmc repro`.
@@ -95,6 +102,7 @@ pub fn repro(a: &ReproArgs) -> Result<(), CliError> {
         "hmc-ecs" => hmc_ecs::run(a, out),
         "smh" => smh::run(a, out),
         "minibatch-mh" => minibatch_mh::run(a, out),
+        "sgmcmc" => sgmcmc::run(a, out),
         _ => Err(CliError::internal(format!(
             "experiment `{name}` is listed but not implemented"
         ))),

@@ -9,12 +9,16 @@
 //! exact MH accepts iff mean_N(lᵢ) > μ₀.
 //!
 //! AustereMH, batch grown by m: s = s_l/√n·√(1 − (n−1)/(N−1)), t = (l̄ − μ₀)/s,
-//! stop when 1 − F_{t, n−1}(|t|) < ε or n = N; accept iff l̄ > μ₀.
+//! stop when 1 − F_{t, n−1}(|t|) < ε or n = N; accept iff l̄ > μ₀. The design (m, ε) is fixed,
+//! or chosen by [`design::search`]: once at μ_std = 0 with worst-case error E(0) < Δ*
+//! (AustereMH(c)), or at every iteration at the full-data μ_std = (μ − μ₀)√(N−1)/σ_l with
+//! E(μ_std) < Δ* (AustereMH(nc); its full scan is counted in `lik_evals`, not in the batch).
 //!
 //! MHSubLhd, batch grown geometrically b ← ⌈γ t⌉ from m: C = maxᵢ |lᵢ| over all data,
 //! δ_k = δ (p−1)/(p k^p), c = σ̂_t √(2 log(3/δ_k)/t) + 6 C log(3/δ_k)/t,
 //! stop when |l̄ − μ₀| ≥ c or t = N; accept iff l̄ > μ₀.
 
+use super::design::{self, NcTable, SeqDesign};
 use super::{
     draw_next, start_chain, MinibatchTest, TestOutcome, P_INIT, P_INIT_RADIUS, P_STEP,
     P_TEMPERATURE,
@@ -70,21 +74,48 @@ fn check_common(step: f64, temperature: f64, m: usize, min_m: usize) -> Result<(
     Ok(())
 }
 
-/// AustereMH with a fixed design (m, ε) (the "conservative" variant once (m, ε) is chosen).
+/// How AustereMH chooses its test design (m, ε).
+#[derive(Debug, Clone, PartialEq)]
+pub enum AustereDesign {
+    /// A fixed (m, ε) given by the user.
+    Fixed,
+    /// AustereMH(c): the worst-case (μ_std = 0) design search, done once before sampling.
+    Conservative {
+        /// The error bound Δ*.
+        bound: f64,
+        /// The chosen design with its error and expected data use at μ_std = 0.
+        chosen: SeqDesign,
+    },
+    /// AustereMH(nc): the design searched at each iteration's full-data μ_std (one full scan
+    /// per iteration, counted in `lik_evals` but not in the batch size).
+    NonConservative(NcTable),
+}
+
+/// AustereMH: the sequential t-test with a fixed, conservative or per-iteration design.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AustereMh {
     /// Random-walk proposal standard deviation.
     pub step_size: f64,
     /// Temperature K ≥ 1.
     pub temperature: f64,
-    /// Batch increment m ≥ 2.
+    /// Batch increment m ≥ 2 (fixed and conservative designs).
     pub batch_step: usize,
-    /// Per-look error level ε ∈ (0, 0.5).
+    /// Per-look error level ε ∈ (0, 0.5) (fixed and conservative designs).
     pub epsilon: f64,
+    /// How (m, ε) were chosen.
+    pub design: AustereDesign,
+}
+
+fn check_bound(bound: f64) -> Result<(), Error> {
+    if bound > 0.0 && bound < 0.5 {
+        Ok(())
+    } else {
+        Err(Error::setting("error_bound", "must be in (0, 0.5)"))
+    }
 }
 
 impl AustereMh {
-    /// Validate the settings.
+    /// A fixed design (m, ε).
     pub fn new(
         step_size: f64,
         temperature: f64,
@@ -100,7 +131,105 @@ impl AustereMh {
             temperature,
             batch_step,
             epsilon,
+            design: AustereDesign::Fixed,
         })
+    }
+
+    /// AustereMH(c) for `n` data: the design of the grid (ε ∈ {0.001, …, 0.2} × m ∈ {50, …,
+    /// 500}) with the least data use at μ_std = 0 and worst-case error E(0) < `bound` (Δ*).
+    /// Fails when no design meets the bound.
+    pub fn conservative(
+        step_size: f64,
+        temperature: f64,
+        n: usize,
+        bound: f64,
+    ) -> Result<Self, Error> {
+        check_common(step_size, temperature, 2, 2)?;
+        check_bound(bound)?;
+        let chosen = design::search(n, 0.0, bound, design::DEFAULT_BINS).ok_or_else(|| {
+            Error::setting(
+                "error_bound",
+                alloc::format!("no design of the grid has worst-case error below {bound}"),
+            )
+        })?;
+        Ok(AustereMh {
+            step_size,
+            temperature,
+            batch_step: chosen.batch_step,
+            epsilon: chosen.epsilon,
+            design: AustereDesign::Conservative { bound, chosen },
+        })
+    }
+
+    /// AustereMH(nc) for `n` data: at each iteration the design with the least data use at
+    /// the full-data μ_std subject to E(μ_std) < `bound` (Δ*); all data when none meets it.
+    pub fn non_conservative(
+        step_size: f64,
+        temperature: f64,
+        n: usize,
+        bound: f64,
+    ) -> Result<Self, Error> {
+        check_common(step_size, temperature, 2, 2)?;
+        check_bound(bound)?;
+        Ok(AustereMh {
+            step_size,
+            temperature,
+            batch_step: design::BATCH_GRID[0],
+            epsilon: design::EPSILON_GRID[0],
+            design: AustereDesign::NonConservative(NcTable::new(n, bound, design::DEFAULT_BINS)),
+        })
+    }
+}
+
+/// The sequential t-test with design (m, ε) on data drawn through `perm`; `ratio(i)` is lᵢ
+/// (`None` to stop: a non-finite ratio). Fills `out` (batch, Δ*, se², decision).
+#[allow(clippy::too_many_arguments)]
+fn sequential_t_test(
+    rng: &mut ChainRng,
+    perm: &mut [usize],
+    m: usize,
+    epsilon: f64,
+    mu0: f64,
+    mut ratio: impl FnMut(usize) -> Option<f64>,
+    out: &mut TestOutcome,
+) {
+    let n = perm.len();
+    let nf = n as f64;
+    let (mut mean, mut m2, mut b) = (0.0, 0.0, 0usize);
+    loop {
+        let target = (b + m.max(1)).min(n);
+        while b < target {
+            let i = draw_next(rng, perm, b);
+            b += 1;
+            let Some(l) = ratio(i) else {
+                out.batch = b;
+                return;
+            };
+            let d = l - mean;
+            mean += d / b as f64;
+            m2 += d * (l - mean);
+        }
+        out.batch = b;
+        out.delta = nf * (mean - mu0);
+        if b >= n {
+            out.accepted = mean > mu0;
+            out.exact_fallback = true;
+            return;
+        }
+        let bf = b as f64;
+        let s_l = math::sqrt(m2 / (bf - 1.0));
+        let s = s_l / math::sqrt(bf) * math::sqrt(1.0 - (bf - 1.0) / (nf - 1.0));
+        out.s2 = s * s;
+        let diff = mean - mu0;
+        let decided = if s > 0.0 {
+            student_t_upper(diff / s, bf - 1.0) < epsilon
+        } else {
+            diff != 0.0
+        };
+        if decided {
+            out.accepted = diff > 0.0;
+            return;
+        }
     }
 }
 
@@ -129,11 +258,27 @@ impl MinibatchTest for AustereMh {
     fn step_size(&self) -> f64 {
         self.step_size
     }
+    fn temperature(&self) -> f64 {
+        self.temperature
+    }
     fn extra_names(&self) -> Vec<&'static str> {
         alloc::vec!["batch_size", "se2", "all_data", "delta_hat"]
     }
+    fn resolved(&self) -> Vec<(&'static str, f64)> {
+        match &self.design {
+            AustereDesign::Fixed => Vec::new(),
+            AustereDesign::Conservative { bound, chosen } => alloc::vec![
+                ("batch_step", chosen.batch_step as f64),
+                ("epsilon", chosen.epsilon),
+                ("error_bound", *bound),
+                ("design_error", chosen.error),
+                ("design_data", chosen.data),
+            ],
+            AustereDesign::NonConservative(t) => alloc::vec![("error_bound", t.bound())],
+        }
+    }
     fn decide(
-        &self,
+        &mut self,
         rng: &mut ChainRng,
         model: &dyn DataModel,
         theta: &[f64],
@@ -149,45 +294,74 @@ impl MinibatchTest for AustereMh {
             return out;
         };
         let inv_k = 1.0 / self.temperature;
-        let (mut mean, mut m2, mut b) = (0.0, 0.0, 0usize);
-        loop {
-            let target = (b + self.batch_step).min(n);
-            while b < target {
-                let i = draw_next(rng, perm, b);
-                let l = inv_k * (model.log_lik(proposal, i) - model.log_lik(theta, i));
-                b += 1;
-                out.lik_evals = 2 * b as u64;
-                if !l.is_finite() {
-                    out.batch = b;
-                    out.divergent = l.is_nan() || l == f64::INFINITY;
-                    return out;
+        let table = match &mut self.design {
+            AustereDesign::NonConservative(t) => t,
+            _ => {
+                let mut evals = 0u64;
+                let mut bad = false;
+                sequential_t_test(
+                    rng,
+                    perm,
+                    self.batch_step,
+                    self.epsilon,
+                    mu0,
+                    |i| {
+                        evals += 2;
+                        let l = inv_k * (model.log_lik(proposal, i) - model.log_lik(theta, i));
+                        if l.is_finite() {
+                            Some(l)
+                        } else {
+                            bad = l.is_nan() || l == f64::INFINITY;
+                            None
+                        }
+                    },
+                    &mut out,
+                );
+                out.lik_evals = evals;
+                if bad {
+                    out.divergent = true;
+                    out.accepted = false;
                 }
-                let d = l - mean;
-                mean += d / b as f64;
-                m2 += d * (l - mean);
+                return out;
             }
-            out.batch = b;
-            out.delta = nf * (mean - mu0);
-            if b >= n {
-                out.accepted = mean > mu0;
+        };
+        // AustereMH(nc): μ_std from a full scan, then the design for it.
+        let ratios: Vec<f64> = (0..n)
+            .map(|i| inv_k * (model.log_lik(proposal, i) - model.log_lik(theta, i)))
+            .collect();
+        out.lik_evals = 2 * n as u64;
+        if ratios.iter().any(|l| l.is_nan() || *l == f64::INFINITY) {
+            out.divergent = true;
+            return out;
+        }
+        if ratios.contains(&f64::NEG_INFINITY) {
+            return out;
+        }
+        let mu = ratios.iter().sum::<f64>() / nf;
+        let var = ratios.iter().map(|l| (l - mu) * (l - mu)).sum::<f64>() / (nf - 1.0).max(1.0);
+        let mu_std = if var > 0.0 {
+            (mu - mu0) * math::sqrt(nf - 1.0) / math::sqrt(var)
+        } else {
+            f64::INFINITY
+        };
+        match table.design(mu_std) {
+            Some(d) => sequential_t_test(
+                rng,
+                perm,
+                d.batch_step,
+                d.epsilon,
+                mu0,
+                |i| ratios.get(i).copied(),
+                &mut out,
+            ),
+            None => {
+                out.batch = n;
+                out.delta = nf * (mu - mu0);
+                out.accepted = mu > mu0;
                 out.exact_fallback = true;
-                return out;
-            }
-            let bf = b as f64;
-            let s_l = math::sqrt(m2 / (bf - 1.0));
-            let s = s_l / math::sqrt(bf) * math::sqrt(1.0 - (bf - 1.0) / (nf - 1.0));
-            out.s2 = s * s;
-            let diff = mean - mu0;
-            let decided = if s > 0.0 {
-                student_t_upper(diff / s, bf - 1.0) < self.epsilon
-            } else {
-                diff != 0.0
-            };
-            if decided {
-                out.accepted = diff > 0.0;
-                return out;
             }
         }
+        out
     }
 }
 
@@ -243,11 +417,14 @@ impl MinibatchTest for MhSubLhd {
     fn step_size(&self) -> f64 {
         self.step_size
     }
+    fn temperature(&self) -> f64 {
+        self.temperature
+    }
     fn extra_names(&self) -> Vec<&'static str> {
         alloc::vec!["batch_size", "bound_c", "all_data", "delta_hat"]
     }
     fn decide(
-        &self,
+        &mut self,
         rng: &mut ChainRng,
         model: &dyn DataModel,
         theta: &[f64],
@@ -337,6 +514,22 @@ const P_EPSILON: ParamSpec = ParamSpec {
     },
 };
 
+const P_DESIGN: ParamSpec = ParamSpec {
+    key: "design",
+    description: "fixed: the given (batch_step, epsilon); conservative: AustereMH(c), the grid design with worst-case error < error_bound; nonconservative: AustereMH(nc), the design for each iteration's full-data μ_std",
+    kind: ParamKind::Choice(&["fixed", "conservative", "nonconservative"]),
+};
+
+const P_ERROR_BOUND: ParamSpec = ParamSpec {
+    key: "error_bound",
+    description: "Δ*: bound on a test's probability of a wrong decision (designs conservative and nonconservative)",
+    kind: ParamKind::Real {
+        default: 0.1,
+        min: 0.0,
+        max: 0.5,
+    },
+};
+
 const P_BATCH_SUBLHD: ParamSpec = ParamSpec {
     key: "batch_step",
     description: "initial batch size m (then grown geometrically by γ)",
@@ -387,8 +580,10 @@ pub const AUSTERE_MH_INFO: SamplerInfo = SamplerInfo {
     params: &[
         P_STEP,
         P_TEMPERATURE,
+        P_DESIGN,
         P_BATCH_AUSTERE,
         P_EPSILON,
+        P_ERROR_BOUND,
         P_INIT,
         P_INIT_RADIUS,
     ],
@@ -426,9 +621,40 @@ pub fn build_chain(
     let init = s.choice("init", "random", &["random", "zero", "model"])?;
     let radius = s.f64_in("init_radius", 2.0, 0.0, 1e6)?;
     if config.sampler == "austere-mh" {
-        let eps = s.f64_or("epsilon", 0.005)?;
-        s.check_all_used()?;
-        let k = AustereMh::new(step, temperature, m, eps)?;
+        let design = s.choice(
+            "design",
+            "fixed",
+            &["fixed", "conservative", "nonconservative"],
+        )?;
+        let k = if design == "fixed" {
+            if s.contains("error_bound") {
+                return Err(Error::setting(
+                    "error_bound",
+                    "has no effect with design=fixed (use design=conservative or nonconservative)",
+                ));
+            }
+            let eps = s.f64_or("epsilon", 0.005)?;
+            s.check_all_used()?;
+            AustereMh::new(step, temperature, m, eps)?
+        } else {
+            for key in ["batch_step", "epsilon"] {
+                if s.contains(key) {
+                    return Err(Error::setting(
+                        key,
+                        alloc::format!(
+                            "has no effect with design={design} (the design search chooses it)"
+                        ),
+                    ));
+                }
+            }
+            let bound = s.f64_in("error_bound", 0.1, 0.0, 0.5)?;
+            s.check_all_used()?;
+            if design == "conservative" {
+                AustereMh::conservative(step, temperature, model.n(), bound)?
+            } else {
+                AustereMh::non_conservative(step, temperature, model.n(), bound)?
+            }
+        };
         start_chain(k, model, init, radius, config.warmup, rng)
     } else {
         let gamma = s.f64_or("gamma", 1.5)?;

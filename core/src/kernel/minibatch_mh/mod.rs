@@ -14,6 +14,8 @@
 //! Target: p(θ)·Πᵢ p(xᵢ|θ)^(1/K).
 
 pub mod baselines;
+pub mod design;
+pub mod digits;
 pub mod xcorr;
 
 use crate::chain::{Chain, Cost};
@@ -48,16 +50,22 @@ pub struct MinibatchMh {
 pub trait MinibatchTest: Send {
     /// Random-walk proposal standard deviation ε.
     fn step_size(&self) -> f64;
+    /// The temperature K the test applies to the likelihood.
+    fn temperature(&self) -> f64;
     /// Names of the four [`StepInfo::extra`] entries: the batch size, the test's spread
     /// statistic ([`TestOutcome::s2`]), the all-data flag and Δ* (scaled by N).
     fn extra_names(&self) -> Vec<&'static str> {
         alloc::vec!["batch_size", "s2", "exact_fallback", "delta_hat"]
     }
+    /// Values the test chose itself (a searched design), as (name, value) pairs.
+    fn resolved(&self) -> Vec<(&'static str, f64)> {
+        Vec::new()
+    }
     /// Decide the move θ → θ' (log priors `lp0`, `lp1`). `perm` is a permutation of `0..n`
     /// that the test partially re-shuffles to draw data without replacement.
     #[allow(clippy::too_many_arguments)]
     fn decide(
-        &self,
+        &mut self,
         rng: &mut ChainRng,
         model: &dyn DataModel,
         theta: &[f64],
@@ -207,8 +215,11 @@ impl MinibatchTest for MinibatchMh {
     fn step_size(&self) -> f64 {
         self.step_size
     }
+    fn temperature(&self) -> f64 {
+        self.temperature
+    }
     fn decide(
-        &self,
+        &mut self,
         rng: &mut ChainRng,
         model: &dyn DataModel,
         theta: &[f64],
@@ -238,7 +249,8 @@ pub struct MinibatchMhChain<T: MinibatchTest = MinibatchMh> {
 
 impl<T: MinibatchTest> MinibatchMhChain<T> {
     /// Start at `position`; checks that the prior and every ℓᵢ are finite there (one data pass,
-    /// reported as setup cost).
+    /// reported as setup cost). Fails when both the test and the model temper the likelihood
+    /// (K ≠ 1 on each: the target would silently be tempered twice).
     pub fn new(
         kernel: T,
         model: Arc<dyn DataModel>,
@@ -249,6 +261,16 @@ impl<T: MinibatchTest> MinibatchMhChain<T> {
         let n = model.n();
         if n == 0 {
             return Err(Error::data("mh-minibatch needs at least one datum"));
+        }
+        let model_k = model.likelihood_temperature();
+        if kernel.temperature() != 1.0 && model_k != 1.0 {
+            return Err(Error::setting(
+                "temperature",
+                alloc::format!(
+                    "the model is already tempered (its temperature is {model_k}); set the temperature on the model or on the sampler, not both (the likelihood would be divided by {model_k} × {})",
+                    kernel.temperature()
+                ),
+            ));
         }
         if position.len() != d {
             return Err(Error::Dimension {
@@ -354,6 +376,9 @@ impl<T: MinibatchTest> Chain for MinibatchMhChain<T> {
     fn setup_cost(&self) -> Cost {
         self.setup
     }
+    fn resolved(&self) -> Vec<(&'static str, f64)> {
+        self.kernel.resolved()
+    }
 }
 
 pub(crate) const P_STEP: ParamSpec = ParamSpec {
@@ -368,7 +393,7 @@ pub(crate) const P_STEP: ParamSpec = ParamSpec {
 
 pub(crate) const P_TEMPERATURE: ParamSpec = ParamSpec {
     key: "temperature",
-    description: "temperature K: target p(θ)·Πᵢ p(xᵢ|θ)^(1/K) (the prior is not tempered)",
+    description: "temperature K: target p(θ)·Πᵢ p(xᵢ|θ)^(1/K) (the prior is not tempered); not with a model that is tempered itself (gmm temperature ≠ 1)",
     kind: ParamKind::Real {
         default: 1.0,
         min: 1.0,

@@ -1,0 +1,805 @@
+//! Stochastic-gradient MCMC: minibatch gradient estimators (naive, control variate,
+//! preferential, k-DPP) and the chains `sgld`, `sgld-cv`, `sghmc`, `sgnht`, `sgld-ps`,
+//! `sgld-cv-ps`, `asgld-cv-ps` and `dpp-sgld`.
+//!
+//! # Convention
+//! One step-size convention is used throughout (the thesis's Ch.2/Ch.4 form, eqs. (2.3.5),
+//! (4.2.4), written for the log-posterior gradient):
+//!
+//! θ ← θ + (h/2)·ĝ(θ) + √h·ξ,  ξ ~ N(0, I_d),
+//!
+//! with ĝ(θ) an unbiased estimate of ∇ log π(θ) = ∇ log p(θ) + Σᵢ ∇ℓᵢ(θ). With the exact
+//! gradient this is the unadjusted Langevin algorithm; on a Gaussian target N(μ, λ⁻¹) its
+//! stationary law is N(μ, 1/(λ(1 − hλ/4))), stable for 0 < hλ < 4. (The thesis's Ch.3 form
+//! θ + ε∇log π + √(2ε)ξ is this one with h = 2ε.) SGHMC and SGNHT use the same h through
+//! η = h/2 (see [`chain`]): SGHMC with friction 1 is SGLD.
+//!
+//! # Formula
+//! Naive minibatch (S a batch of m indices, with or without replacement):
+//! ĝ(θ) = ∇ log p(θ) + (n/m) Σ_{i∈S} ∇ℓᵢ(θ).
+//! Control variate around the mode θ̂ (thesis eq. (4.2.5)):
+//! ĝ(θ) = ∇ log p(θ) + Σᵢ ∇ℓᵢ(θ̂) + (n/m) Σ_{i∈S} [∇ℓᵢ(θ) − ∇ℓᵢ(θ̂)],
+//! with Σᵢ ∇ℓᵢ(θ̂) computed once (one full pass) at construction. Preferential and k-DPP
+//! batches replace n/m by per-datum weights ([`estimator`]).
+//!
+//! Default step size (setting `step_size` = auto): h = 0.1 / tr(A), A = −∇² log π(θ̂) the
+//! Laplace precision at the mode. Since tr(A) ≥ λ_max(A), hλ ≤ 0.1 for every eigenvalue, so
+//! with exact gradients the stationary variance is inflated by at most 1/(1 − 0.025) ≈ 2.6%.
+//!
+//! Cost: a naive step evaluates m per-datum gradients, a control-variate step 2m (at θ and at
+//! θ̂); a value-and-gradient call counts in both `lik_evals` and `grad_evals`. Mode finding,
+//! the full-data gradient at θ̂, preferential weights (one pass) and the adaptive batch
+//! size's pilot chains are reported as [`Chain::setup_cost`]. The k-DPP's own work (a p × p
+//! eigendecomposition at set-up and O(n k (k + p)) flops per draw, p = d + 1) touches no
+//! likelihood and is not counted. None of these samplers is exact: there is no Metropolis
+//! correction, so every finite step is "accepted" with probability 1.
+//!
+//! ## References
+//! S. Putcha (2024), *Scalable Bayesian inference using stochastic gradient MCMC*, PhD thesis,
+//! Lancaster University, Algorithms 4–9 and Ch.5; M. Welling, Y. W. Teh (2011), *Bayesian
+//! learning via stochastic gradient Langevin dynamics*, ICML; T. Chen, E. Fox, C. Guestrin
+//! (2014), *Stochastic gradient Hamiltonian Monte Carlo*, ICML; N. Ding et al. (2014),
+//! *Bayesian sampling using stochastic gradient thermostats*, NeurIPS; A. Kulesza, B. Taskar
+//! (2011), *k-DPPs: fixed-size determinantal point processes*, ICML.
+
+pub mod chain;
+pub mod dpp;
+pub mod estimator;
+
+pub use chain::{AdaptiveBatch, Dynamics, SgChain, StepSchedule};
+pub use dpp::KDpp;
+pub use estimator::{GradientEstimator, Subsampler};
+
+use crate::chain::{Chain, Cost};
+use crate::dist::{AliasTable, IndexSampler};
+use crate::error::Error;
+use crate::model::DataModel;
+use crate::optim::{find_mode, ModeOptions, ModeResult};
+use crate::registry::{ChainConfig, ParamKind, ParamSpec, SamplerInfo};
+use crate::rng::{uniform, ChainRng};
+use alloc::boxed::Box;
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+
+/// Default step size factor c in h = c / tr(A).
+pub const AUTO_STEP_FACTOR: f64 = 0.1;
+
+/// Where a stochastic-gradient chain starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SgldInit {
+    /// The posterior mode (the thesis: optimisation replaces burn-in).
+    Mode,
+    /// The model's [`DataModel::initial_point`].
+    Model,
+    /// The origin.
+    Zero,
+    /// Uniform on [−2, 2]^d.
+    Random,
+}
+
+/// How the minibatch of a chain is formed.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Batching {
+    /// Uniform indices.
+    Uniform {
+        /// With replacement.
+        with_replacement: bool,
+    },
+    /// Preferential weights (SGLD-PS: ‖∇ℓᵢ(θ̂)‖; with a control variate, SGLD-CV-PS:
+    /// √tr(∇²ℓᵢ Σ̂ ∇²ℓᵢ)), mixed with δ/n.
+    Preferential {
+        /// Defensive mixture weight δ ∈ [0, 1].
+        defensive: f64,
+    },
+    /// A k-DPP with linear kernel L = FFᵀ + νI, F = [(1 − w)X, w·y] (GLMs only).
+    Dpp {
+        /// w ∈ [0, 1].
+        w: f64,
+        /// ν ≥ 0.
+        nugget: f64,
+        /// Horvitz–Thompson weights 1/πᵢ (true, unbiased) or the thesis's 1/(k·Lᵢᵢ/tr L).
+        inclusion: bool,
+    },
+}
+
+/// Everything that defines a stochastic-gradient chain.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SgOptions {
+    /// Initial step size h₀ (NaN: automatic, 0.1 / tr(A) at the mode).
+    pub step_size: f64,
+    /// Schedule shape (its h₀ is replaced by `step_size`).
+    pub schedule: StepSchedule,
+    /// Batch size m (clamped to n for uniform batches without replacement and for k-DPPs).
+    pub batch: usize,
+    /// Batch formation.
+    pub batching: Batching,
+    /// Use the control-variate estimator centred at the mode.
+    pub control_variate: bool,
+    /// Dynamics.
+    pub dynamics: Dynamics,
+    /// Adaptive batch size (needs `control_variate`).
+    pub adaptive: Option<AdaptiveBatch>,
+    /// Starting point.
+    pub init: SgldInit,
+}
+
+/// Options of an SGLD chain (the `sgld` / `sgld-cv` subset of [`SgOptions`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SgldOptions {
+    /// Step size h (NaN: automatic, h = 0.1 / tr(A) at the mode).
+    pub step_size: f64,
+    /// Batch size m (clamped to n).
+    pub batch: usize,
+    /// Draw the batch with replacement.
+    pub with_replacement: bool,
+    /// Use the control-variate estimator centred at the mode.
+    pub control_variate: bool,
+    /// Starting point.
+    pub init: SgldInit,
+}
+
+impl From<&SgldOptions> for SgOptions {
+    fn from(o: &SgldOptions) -> Self {
+        SgOptions {
+            step_size: o.step_size,
+            schedule: StepSchedule::Constant(o.step_size),
+            batch: o.batch,
+            batching: Batching::Uniform {
+                with_replacement: o.with_replacement,
+            },
+            control_variate: o.control_variate,
+            dynamics: Dynamics::Langevin,
+            adaptive: None,
+            init: o.init,
+        }
+    }
+}
+
+fn add_cost(a: &mut Cost, b: Cost) {
+    a.lik_evals += b.lik_evals;
+    a.grad_evals += b.grad_evals;
+}
+
+/// Build a stochastic-gradient chain: find the mode when needed (automatic step size, control
+/// variate, preferential weights, `init` = mode), form the batch sampler and estimator, and
+/// start the chain. Errors: invalid settings, a failed mode search, a non-finite start,
+/// zero preferential weights without a defensive mixture, a k-DPP on a non-GLM model.
+pub fn build_sg_chain(
+    model: Arc<dyn DataModel>,
+    opts: &SgOptions,
+    warmup: usize,
+    rng: &mut ChainRng,
+) -> Result<SgChain, Error> {
+    let d = model.dim();
+    let n = model.n();
+    if d == 0 || n == 0 {
+        return Err(Error::data(
+            "stochastic-gradient MCMC needs at least one parameter and one datum",
+        ));
+    }
+    if !(opts.step_size.is_nan() || (opts.step_size.is_finite() && opts.step_size > 0.0)) {
+        return Err(Error::setting(
+            "step_size",
+            "must be a finite number > 0 (or auto)",
+        ));
+    }
+    if opts.batch == 0 {
+        return Err(Error::setting("batch_size", "must be ≥ 1"));
+    }
+    if opts.adaptive.is_some() && !opts.control_variate {
+        return Err(Error::setting(
+            "batch_size",
+            "adaptive batch sizes need the control-variate estimator",
+        ));
+    }
+    let preferential = matches!(opts.batching, Batching::Preferential { .. });
+    let need_mode = opts.step_size.is_nan()
+        || opts.control_variate
+        || preferential
+        || opts.init == SgldInit::Mode;
+    let mut setup = Cost::default();
+    let mode: Option<ModeResult> = if need_mode {
+        let r = find_mode(
+            model.as_ref(),
+            &model.initial_point(),
+            &ModeOptions::default(),
+        )?;
+        add_cost(&mut setup, r.cost());
+        Some(r)
+    } else {
+        None
+    };
+    let h0 = match (&mode, opts.step_size.is_nan()) {
+        (Some(r), true) => {
+            let tr: f64 = (0..d).filter_map(|j| r.neg_hessian.get(j * d + j)).sum();
+            if !(tr.is_finite() && tr > 0.0) {
+                return Err(Error::setting(
+                    "step_size",
+                    "automatic step size needs a Laplace precision with positive trace; give step_size",
+                ));
+            }
+            AUTO_STEP_FACTOR / tr
+        }
+        _ => opts.step_size,
+    };
+    let sub = match opts.batching {
+        Batching::Uniform { with_replacement } => {
+            let m = if with_replacement {
+                opts.batch
+            } else {
+                opts.batch.min(n)
+            };
+            Subsampler::Uniform(IndexSampler::new(n, m, with_replacement)?)
+        }
+        Batching::Preferential { defensive } => {
+            if !(0.0..=1.0).contains(&defensive) {
+                return Err(Error::setting("defensive", "must be in [0, 1]"));
+            }
+            let r = mode.as_ref().ok_or(Error::NonFiniteStart)?;
+            let w = if opts.control_variate {
+                let cov = r.covariance()?;
+                estimator::cv_ps_weights(model.as_ref(), &r.mode, &cov)
+            } else {
+                estimator::ps_weights(model.as_ref(), &r.mode)
+            };
+            add_cost(
+                &mut setup,
+                Cost {
+                    lik_evals: n as u64,
+                    grad_evals: n as u64,
+                },
+            );
+            if w.iter().any(|v| !v.is_finite()) {
+                return Err(Error::Numerical(
+                    "preferential weights are not finite".into(),
+                ));
+            }
+            let p = estimator::defensive_mixture(&w, defensive);
+            if p.iter().any(|&v| v <= 0.0) {
+                return Err(Error::setting(
+                    "defensive",
+                    "some preferential weights are zero, so those data could never be drawn and \
+                     the estimator would be biased; set defensive > 0 (e.g. 0.01)",
+                ));
+            }
+            Subsampler::Preferential {
+                table: AliasTable::new(&p)?,
+                batch: opts.batch,
+            }
+        }
+        Batching::Dpp {
+            w,
+            nugget,
+            inclusion,
+        } => {
+            let glm = model.as_glm().ok_or_else(|| {
+                Error::setting(
+                    "sampler",
+                    "dpp-sgld needs a regression model (logistic, linear, robust, poisson): its \
+                     kernel is built from the design and the response",
+                )
+            })?;
+            if !(0.0..=1.0).contains(&w) {
+                return Err(Error::setting("dpp_w", "must be in [0, 1]"));
+            }
+            let des = glm.design();
+            let p = des.d + 1;
+            let mut f = Vec::with_capacity(n * p);
+            for i in 0..n {
+                f.extend(des.row(i).iter().map(|x| (1.0 - w) * x));
+                f.push(w * des.y.get(i).copied().unwrap_or(0.0));
+            }
+            let k = opts.batch.min(n);
+            let dpp = KDpp::linear_kernel(&f, n, p, nugget, k)?;
+            let weights: Vec<f64> = if inclusion {
+                let pi = dpp.inclusion_probabilities();
+                if pi.iter().any(|&v| !(v > 0.0)) {
+                    return Err(Error::setting(
+                        "dpp_nugget",
+                        "some data have inclusion probability 0; use a nugget > 0",
+                    ));
+                }
+                pi.iter().map(|&v| 1.0 / v).collect()
+            } else {
+                // The thesis's p_i = L_ii / tr(L) (the 1-DPP marginal), weight 1/(k p_i).
+                let lii: Vec<f64> = f
+                    .chunks(p)
+                    .map(|r| r.iter().map(|v| v * v).sum::<f64>() + nugget)
+                    .collect();
+                let tr: f64 = lii.iter().sum();
+                lii.iter()
+                    .map(|&l| if l > 0.0 { tr / (k as f64 * l) } else { 0.0 })
+                    .collect()
+            };
+            Subsampler::Dpp {
+                dpp: Box::new(dpp),
+                weights,
+            }
+        }
+    };
+    let centre = if opts.control_variate {
+        mode.as_ref().map(|r| r.mode.as_slice())
+    } else {
+        None
+    };
+    let (est, c) = GradientEstimator::new(model.as_ref(), sub, centre)?;
+    add_cost(&mut setup, c);
+    let theta: Vec<f64> = match (opts.init, &mode) {
+        (SgldInit::Mode, Some(r)) => r.mode.clone(),
+        (SgldInit::Zero, _) => alloc::vec![0.0; d],
+        (SgldInit::Random, _) => (0..d).map(|_| 4.0 * uniform(rng) - 2.0).collect(),
+        _ => model.initial_point(),
+    };
+    SgChain::new(
+        model,
+        est,
+        opts.dynamics,
+        opts.schedule.with_initial(h0),
+        theta,
+        setup,
+        warmup,
+        opts.adaptive,
+        rng,
+    )
+}
+
+/// An SGLD chain (naive or control-variate gradient, constant step): [`build_sg_chain`]
+/// with [`SgldOptions`].
+pub type SgldChain = SgChain;
+
+impl SgChain {
+    /// Build an `sgld` / `sgld-cv` chain (see [`build_sg_chain`]).
+    pub fn sgld(
+        model: Arc<dyn DataModel>,
+        opts: &SgldOptions,
+        warmup: usize,
+        rng: &mut ChainRng,
+    ) -> Result<Self, Error> {
+        build_sg_chain(model, &SgOptions::from(opts), warmup, rng)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Registry
+
+const P_STEP: ParamSpec = ParamSpec {
+    key: "step_size",
+    description: "step h in θ ← θ + (h/2)ĝ + √h ξ (initial h₀ of a decreasing schedule); auto (NaN) = 0.1 / tr(Laplace precision)",
+    kind: ParamKind::Real {
+        default: f64::NAN,
+        min: 0.0,
+        max: f64::INFINITY,
+    },
+};
+
+const P_SCHEDULE: ParamSpec = ParamSpec {
+    key: "schedule",
+    description: "step sizes: constant, or decreasing h_t = h₀(1 + t/b)^(−γ) = a(b + t)^(−γ)",
+    kind: ParamKind::Choice(&["constant", "decreasing"]),
+};
+
+const P_SCHEDULE_B: ParamSpec = ParamSpec {
+    key: "schedule_b",
+    description: "b of the decreasing schedule (iterations until h has fallen by 2^γ)",
+    kind: ParamKind::Real {
+        default: 1000.0,
+        min: 0.0,
+        max: f64::INFINITY,
+    },
+};
+
+const P_SCHEDULE_GAMMA: ParamSpec = ParamSpec {
+    key: "schedule_gamma",
+    description: "exponent γ of the decreasing schedule (Teh et al. 2016: 1/3)",
+    kind: ParamKind::Real {
+        default: 0.33,
+        min: 0.0,
+        max: 1.0,
+    },
+};
+
+const fn p_batch(default: usize) -> ParamSpec {
+    ParamSpec {
+        key: "batch_size",
+        description: "minibatch size m (uniform without replacement: clamped to n)",
+        kind: ParamKind::Int {
+            default,
+            min: 1,
+            max: usize::MAX,
+        },
+    }
+}
+
+const P_WR: ParamSpec = ParamSpec {
+    key: "with_replacement",
+    description: "draw the minibatch with replacement",
+    kind: ParamKind::Bool(false),
+};
+
+const P_INIT: ParamSpec = ParamSpec {
+    key: "init",
+    description: "start: mode (posterior mode), model, zero, random (uniform on [−2, 2]^d)",
+    kind: ParamKind::Choice(&["mode", "model", "zero", "random"]),
+};
+
+const P_FRICTION_HMC: ParamSpec = ParamSpec {
+    key: "friction",
+    description: "friction α ∈ (0, 1] of u ← (1 − α)u + (h/2)ĝ + √(αh) ξ (α = 1 is SGLD)",
+    kind: ParamKind::Real {
+        default: 0.1,
+        min: 0.0,
+        max: 1.0,
+    },
+};
+
+const P_FRICTION_NH: ParamSpec = ParamSpec {
+    key: "friction",
+    description: "diffusion a > 0 of SGNHT (noise √(ah) ξ, initial thermostat a)",
+    kind: ParamKind::Real {
+        default: 0.1,
+        min: 0.0,
+        max: f64::INFINITY,
+    },
+};
+
+const P_CV: ParamSpec = ParamSpec {
+    key: "control_variate",
+    description: "use control-variate gradients centred at the mode",
+    kind: ParamKind::Bool(false),
+};
+
+const P_DEFENSIVE: ParamSpec = ParamSpec {
+    key: "defensive",
+    description: "defensive mixture p ← (1 − δ)p + δ/n of the preferential weights (0 = thesis)",
+    kind: ParamKind::Real {
+        default: 0.0,
+        min: 0.0,
+        max: 1.0,
+    },
+};
+
+const P_PREFERENTIAL: ParamSpec = ParamSpec {
+    key: "preferential",
+    description: "preferential weights (ASGLD-CV-PS); false = uniform with replacement (ASGLD-CV)",
+    kind: ParamKind::Bool(true),
+};
+
+const P_PILOT_CHAINS: ParamSpec = ParamSpec {
+    key: "pilot_chains",
+    description: "pilot chains (fixed batch_size) calibrating n_t = ⌈batch_size·‖θ − θ̂‖²/q95⌉",
+    kind: ParamKind::Int {
+        default: 3,
+        min: 1,
+        max: 1000,
+    },
+};
+
+const P_PILOT_ITERS: ParamSpec = ParamSpec {
+    key: "pilot_iters",
+    description: "iterations per pilot chain (q95 from the second half)",
+    kind: ParamKind::Int {
+        default: 1000,
+        min: 2,
+        max: 100_000_000,
+    },
+};
+
+const P_DPP_W: ParamSpec = ParamSpec {
+    key: "dpp_w",
+    description: "w of the DPP kernel L = FFᵀ + νI, F = [(1 − w)X, w·y]",
+    kind: ParamKind::Real {
+        default: 0.1,
+        min: 0.0,
+        max: 1.0,
+    },
+};
+
+const P_DPP_NUGGET: ParamSpec = ParamSpec {
+    key: "dpp_nugget",
+    description: "nugget ν of L = FFᵀ + νI (k > rank(FFᵀ) needs ν > 0)",
+    kind: ParamKind::Real {
+        default: 0.1,
+        min: 0.0,
+        max: f64::INFINITY,
+    },
+};
+
+const P_DPP_WEIGHTS: ParamSpec = ParamSpec {
+    key: "dpp_weights",
+    description: "inclusion: Horvitz–Thompson 1/πᵢ (unbiased); thesis: 1/(k·Lᵢᵢ/tr L) (biased)",
+    kind: ParamKind::Choice(&["inclusion", "thesis"]),
+};
+
+const SGLD_PARAMS: &[ParamSpec] = &[
+    P_STEP,
+    P_SCHEDULE,
+    P_SCHEDULE_B,
+    P_SCHEDULE_GAMMA,
+    p_batch(100),
+    P_WR,
+    P_INIT,
+];
+
+const SGHMC_PARAMS: &[ParamSpec] = &[
+    P_STEP,
+    P_SCHEDULE,
+    P_SCHEDULE_B,
+    P_SCHEDULE_GAMMA,
+    p_batch(100),
+    P_WR,
+    P_FRICTION_HMC,
+    P_CV,
+    P_INIT,
+];
+
+const SGNHT_PARAMS: &[ParamSpec] = &[
+    P_STEP,
+    P_SCHEDULE,
+    P_SCHEDULE_B,
+    P_SCHEDULE_GAMMA,
+    p_batch(100),
+    P_WR,
+    P_FRICTION_NH,
+    P_CV,
+    P_INIT,
+];
+
+const PS_PARAMS: &[ParamSpec] = &[
+    P_STEP,
+    P_SCHEDULE,
+    P_SCHEDULE_B,
+    P_SCHEDULE_GAMMA,
+    p_batch(100),
+    P_DEFENSIVE,
+    P_INIT,
+];
+
+const ASGLD_PARAMS: &[ParamSpec] = &[
+    P_STEP,
+    P_SCHEDULE,
+    P_SCHEDULE_B,
+    P_SCHEDULE_GAMMA,
+    p_batch(100),
+    P_PREFERENTIAL,
+    P_DEFENSIVE,
+    P_PILOT_CHAINS,
+    P_PILOT_ITERS,
+    P_INIT,
+];
+
+/// Default k of `dpp-sgld` (each draw costs O(n k (k + d)) flops).
+pub const DPP_DEFAULT_K: usize = 20;
+
+const DPP_PARAMS: &[ParamSpec] = &[
+    P_STEP,
+    P_SCHEDULE,
+    P_SCHEDULE_B,
+    P_SCHEDULE_GAMMA,
+    p_batch(DPP_DEFAULT_K),
+    P_DPP_W,
+    P_DPP_NUGGET,
+    P_DPP_WEIGHTS,
+    P_INIT,
+];
+
+/// Registry entry of `sgld`.
+pub const SGLD_INFO: SamplerInfo = SamplerInfo {
+    name: "sgld",
+    description:
+        "stochastic-gradient Langevin dynamics, naive minibatch gradient (Welling & Teh 2011)",
+    exact: false,
+    signed: false,
+    models: &[],
+    params: SGLD_PARAMS,
+};
+
+/// Registry entry of `sgld-cv`.
+pub const SGLD_CV_INFO: SamplerInfo = SamplerInfo {
+    name: "sgld-cv",
+    description: "SGLD with control-variate gradients centred at the mode (Putcha 2024, Alg. 7)",
+    exact: false,
+    signed: false,
+    models: &[],
+    params: SGLD_PARAMS,
+};
+
+/// Registry entry of `sghmc`.
+pub const SGHMC_INFO: SamplerInfo = SamplerInfo {
+    name: "sghmc",
+    description: "stochastic-gradient HMC with friction (Chen et al. 2014, practical form)",
+    exact: false,
+    signed: false,
+    models: &[],
+    params: SGHMC_PARAMS,
+};
+
+/// Registry entry of `sgnht`.
+pub const SGNHT_INFO: SamplerInfo = SamplerInfo {
+    name: "sgnht",
+    description: "stochastic-gradient Nosé–Hoover thermostat (Ding et al. 2014)",
+    exact: false,
+    signed: false,
+    models: &[],
+    params: SGNHT_PARAMS,
+};
+
+/// Registry entry of `sgld-ps`.
+pub const SGLD_PS_INFO: SamplerInfo = SamplerInfo {
+    name: "sgld-ps",
+    description: "SGLD with preferential subsampling pᵢ ∝ ‖∇ℓᵢ(θ̂)‖ (Putcha 2024, Alg. 8)",
+    exact: false,
+    signed: false,
+    models: &[],
+    params: PS_PARAMS,
+};
+
+/// Registry entry of `sgld-cv-ps`.
+pub const SGLD_CV_PS_INFO: SamplerInfo = SamplerInfo {
+    name: "sgld-cv-ps",
+    description:
+        "SGLD-CV with preferential subsampling pᵢ ∝ √tr(∇²ℓᵢ Σ̂ ∇²ℓᵢ) (Putcha 2024, Alg. 9)",
+    exact: false,
+    signed: false,
+    models: &[],
+    params: PS_PARAMS,
+};
+
+/// Registry entry of `asgld-cv-ps`.
+pub const ASGLD_CV_PS_INFO: SamplerInfo = SamplerInfo {
+    name: "asgld-cv-ps",
+    description:
+        "SGLD-CV-PS with batch size ∝ ‖θ − θ̂‖², calibrated by pilot chains (Putcha 2024, Alg. 5)",
+    exact: false,
+    signed: false,
+    models: &[],
+    params: ASGLD_PARAMS,
+};
+
+/// Registry entry of `dpp-sgld`.
+pub const DPP_SGLD_INFO: SamplerInfo = SamplerInfo {
+    name: "dpp-sgld",
+    description: "SGLD with exact k-DPP minibatches, linear kernel on (X, y) (Putcha 2024, Ch.5)",
+    exact: false,
+    signed: false,
+    models: &["logistic", "linear", "robust", "poisson"],
+    params: DPP_PARAMS,
+};
+
+/// Every sampler of this module, in display order.
+pub const SAMPLERS: &[SamplerInfo] = &[
+    SGLD_INFO,
+    SGLD_CV_INFO,
+    SGHMC_INFO,
+    SGNHT_INFO,
+    SGLD_PS_INFO,
+    SGLD_CV_PS_INFO,
+    ASGLD_CV_PS_INFO,
+    DPP_SGLD_INFO,
+];
+
+/// Whether `name` is one of this module's samplers.
+pub fn is_sg_sampler(name: &str) -> bool {
+    SAMPLERS.iter().any(|s| s.name == name)
+}
+
+/// Build any of this module's chains from the user's settings.
+pub fn build_chain(
+    config: &ChainConfig<'_>,
+    model: Arc<dyn DataModel>,
+    rng: &mut ChainRng,
+) -> Result<Box<dyn Chain>, Error> {
+    let name = config.sampler;
+    if !is_sg_sampler(name) {
+        return Err(Error::Unknown {
+            what: "sampler",
+            name: name.into(),
+        });
+    }
+    let s = config.settings;
+    let step_size = match s.get_str("step_size") {
+        None | Some("auto") | Some("nan") | Some("NaN") => f64::NAN,
+        Some(_) => {
+            let v = s.f64_or("step_size", f64::NAN)?;
+            if !(v > 0.0 && v.is_finite()) {
+                return Err(Error::setting(
+                    "step_size",
+                    "must be a finite number > 0 (or auto)",
+                ));
+            }
+            v
+        }
+    };
+    let schedule = match s.choice("schedule", "constant", &["constant", "decreasing"])? {
+        "decreasing" => StepSchedule::Decreasing {
+            h0: 1.0,
+            b: s.f64_in("schedule_b", 1000.0, 1e-12, f64::INFINITY)?,
+            gamma: s.f64_in("schedule_gamma", 0.33, 0.0, 1.0)?,
+        },
+        _ => StepSchedule::Constant(1.0),
+    };
+    let default_batch = if name == "dpp-sgld" {
+        DPP_DEFAULT_K
+    } else {
+        100
+    };
+    let batch = s.usize_in("batch_size", default_batch, 1, usize::MAX)?;
+    let wr = || s.bool_or("with_replacement", false);
+    let (batching, control_variate, dynamics, adaptive) = match name {
+        "sgld" | "sgld-cv" => (
+            Batching::Uniform {
+                with_replacement: wr()?,
+            },
+            name == "sgld-cv",
+            Dynamics::Langevin,
+            None,
+        ),
+        "sghmc" | "sgnht" => {
+            let with_replacement = wr()?;
+            let cv = s.bool_or("control_variate", false)?;
+            let dynamics = if name == "sghmc" {
+                Dynamics::Hamiltonian {
+                    friction: s.f64_in("friction", 0.1, 1e-12, 1.0)?,
+                }
+            } else {
+                Dynamics::NoseHoover {
+                    friction: s.f64_in("friction", 0.1, 1e-12, f64::INFINITY)?,
+                }
+            };
+            (Batching::Uniform { with_replacement }, cv, dynamics, None)
+        }
+        "sgld-ps" | "sgld-cv-ps" => (
+            Batching::Preferential {
+                defensive: s.f64_in("defensive", 0.0, 0.0, 1.0)?,
+            },
+            name == "sgld-cv-ps",
+            Dynamics::Langevin,
+            None,
+        ),
+        "asgld-cv-ps" => {
+            let batching = if s.bool_or("preferential", true)? {
+                Batching::Preferential {
+                    defensive: s.f64_in("defensive", 0.0, 0.0, 1.0)?,
+                }
+            } else {
+                s.f64_in("defensive", 0.0, 0.0, 0.0)?;
+                Batching::Uniform {
+                    with_replacement: true,
+                }
+            };
+            let adaptive = AdaptiveBatch {
+                pilot_chains: s.usize_in("pilot_chains", 3, 1, 1000)?,
+                pilot_iters: s.usize_in("pilot_iters", 1000, 2, 100_000_000)?,
+            };
+            (batching, true, Dynamics::Langevin, Some(adaptive))
+        }
+        _ => (
+            Batching::Dpp {
+                w: s.f64_in("dpp_w", 0.1, 0.0, 1.0)?,
+                nugget: s.f64_in("dpp_nugget", 0.1, 0.0, f64::INFINITY)?,
+                inclusion: s.choice("dpp_weights", "inclusion", &["inclusion", "thesis"])?
+                    == "inclusion",
+            },
+            false,
+            Dynamics::Langevin,
+            None,
+        ),
+    };
+    let init = match s.choice("init", "mode", &["mode", "model", "zero", "random"])? {
+        "model" => SgldInit::Model,
+        "zero" => SgldInit::Zero,
+        "random" => SgldInit::Random,
+        _ => SgldInit::Mode,
+    };
+    s.check_all_used()?;
+    let opts = SgOptions {
+        step_size,
+        schedule,
+        batch,
+        batching,
+        control_variate,
+        dynamics,
+        adaptive,
+        init,
+    };
+    Ok(Box::new(build_sg_chain(model, &opts, config.warmup, rng)?))
+}

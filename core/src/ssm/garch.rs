@@ -1,0 +1,217 @@
+//! GARCH(1,1) observed with noise (Putcha 2024, §3.5.3 and App. A.1.3).
+//!
+//! # Formula
+//! σₜ² = α + βxₜ₋₁² + γσₜ₋₁²,  Xₜ ~ N(0, σₜ²),  Yₜ ~ N(xₜ, τ²).
+//!
+//! Reparametrised as α = μ(1−φ), β = φλ, γ = φ(1−λ): σₜ² = μ(1−φ) + φ(λxₜ₋₁² + (1−λ)σₜ₋₁²),
+//! μ = α/(1−β−γ) the unconditional variance, φ = β+γ the persistence, λ = β/(β+γ).
+//! θ = (log μ, logit φ, logit λ, log τ); η = (μ, φ, λ, τ, ln τ²). Stationarity (β+γ < 1) holds for
+//! every θ.
+//!
+//! The state is the pair [xₜ, σₜ²]; σₜ² is propagated deterministically. Initial law
+//! (`Stationary`): x₀ ~ N(0, μ), σ₀² = μ (the thesis' ν₀ = N(0, α/(1−β−γ)); the authors' code
+//! sets σ₀² = 0, spec pitfall 7 recommends μ).
+//!
+//! Complete-data score (A.1.23), Cₜ = (xₜ² − σₜ²)/(2σₜ⁴):
+//! ∂log μ = Cₜ μ(1−φ), ∂logit φ = Cₜ(λxₜ₋₁² + (1−λ)σₜ₋₁² − μ)φ(1−φ),
+//! ∂logit λ = Cₜ φ(xₜ₋₁² − σₜ₋₁²)λ(1−λ), ∂log τ = (yₜ − xₜ)²/τ² − 1.
+//! As in the thesis, σₜ₋₁² is treated as part of the state and not differentiated through the
+//! recursion (spec pitfall 12). Because σₜ₋₁² is itself a function of θ along a path, this
+//! "augmented-state" score is an approximation of ∇θ log p(y₁:T|θ), not an exact Fisher identity.
+//!
+//! Priors (thesis A.1.24 where usable; densities on θ, up to constants):
+//! (φ+1)/2 ~ Beta(10, 1.5) restricted to φ ∈ (0, 1); (λ+1)/2 ~ Beta(20, 1.5) restricted to
+//! λ ∈ (0, 1); τ² ~ InvGamma(2, 0.5); μ ~ Gamma(2, scale 0.5) — a smooth stand-in for the thesis'
+//! U(0, 2), whose hard wall a gradient sampler cannot see.
+//!
+//! Locally optimal proposal: xₜ ~ N(σₜ²yₜ/(σₜ²+τ²), σₜ²τ²/(σₜ²+τ²)), weight N(yₜ; 0, σₜ²+τ²).
+
+use super::lgssm::check_law;
+use super::{
+    ln_normal, ln_normal_lv, simulate_with, InitialLaw, OptimalDraw, State, StateSpaceModel,
+};
+use crate::dist::normal;
+use crate::error::Error;
+use crate::math;
+use crate::rng::ChainRng;
+use alloc::string::String;
+use alloc::vec;
+use alloc::vec::Vec;
+
+/// The thesis' synthetic truth (α, β, γ, τ) = (0.1, 0.8, 0.05, 0.3).
+pub const TRUTH_ABG: [f64; 4] = [0.1, 0.8, 0.05, 0.3];
+
+/// GARCH(1,1) plus observation noise, θ = (log μ, logit φ, logit λ, log τ).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Garch {
+    /// Law of [x₀, σ₀²]: `Stationary` is N(0, μ) with σ₀² = μ, `Normal{var}` is N(0, var)
+    /// with σ₀² = var.
+    pub initial: InitialLaw,
+}
+
+impl Default for Garch {
+    fn default() -> Self {
+        Garch {
+            initial: InitialLaw::Stationary,
+        }
+    }
+}
+
+impl Garch {
+    /// A model with the given initial law.
+    pub fn new(initial: InitialLaw) -> Result<Self, Error> {
+        Ok(Garch {
+            initial: check_law(initial)?,
+        })
+    }
+
+    /// θ for (μ, φ, λ, τ).
+    pub fn theta(mu: f64, phi: f64, lambda: f64, tau: f64) -> [f64; 4] {
+        [
+            math::ln(mu),
+            math::ln(phi / (1.0 - phi)),
+            math::ln(lambda / (1.0 - lambda)),
+            math::ln(tau),
+        ]
+    }
+
+    /// θ for the classical (α, β, γ, τ), α > 0, β, γ > 0, β + γ < 1.
+    pub fn theta_from_abg(alpha: f64, beta: f64, gamma: f64, tau: f64) -> [f64; 4] {
+        let phi = beta + gamma;
+        Self::theta(alpha / (1.0 - phi), phi, beta / phi, tau)
+    }
+
+    fn variance(eta: &[f64], prev: &State) -> f64 {
+        let (mu, phi, lambda) = (eta[0], eta[1], eta[2]);
+        mu * (1.0 - phi) + phi * (lambda * prev[0] * prev[0] + (1.0 - lambda) * prev[1])
+    }
+
+    fn initial_var(&self, eta: &[f64]) -> f64 {
+        match self.initial {
+            InitialLaw::Stationary => eta[0],
+            InitialLaw::Normal { var } => var,
+        }
+    }
+}
+
+/// log of the density of logit-transformed φ ∈ (0,1) when (φ+1)/2 ~ Beta(a, b), up to a
+/// constant, with its derivative in l = logit φ.
+fn shifted_beta_logit(l: f64, a: f64, b: f64) -> (f64, f64) {
+    let phi = math::sigmoid(l);
+    let lp = (a - 1.0) * math::ln(0.5 * (1.0 + phi))
+        + (b - 1.0) * math::ln(0.5 * math::sigmoid(-l))
+        + math::log_sigmoid(l)
+        + math::log_sigmoid(-l);
+    let dphi = (a - 1.0) / (1.0 + phi) - (b - 1.0) / (1.0 - phi).max(f64::MIN_POSITIVE);
+    (lp, dphi * phi * (1.0 - phi) + 1.0 - 2.0 * phi)
+}
+
+impl StateSpaceModel for Garch {
+    fn name(&self) -> &'static str {
+        "garch"
+    }
+    fn dim(&self) -> usize {
+        4
+    }
+    fn param_names(&self) -> Vec<String> {
+        vec![
+            "log_mu".into(),
+            "logit_phi".into(),
+            "logit_lambda".into(),
+            "log_tau".into(),
+        ]
+    }
+    fn natural_dim(&self) -> usize {
+        5
+    }
+    fn natural(&self, theta: &[f64], eta: &mut [f64]) {
+        eta[0] = math::exp(theta[0]);
+        eta[1] = math::sigmoid(theta[1]);
+        eta[2] = math::sigmoid(theta[2]);
+        eta[3] = math::exp(theta[3]);
+        eta[4] = 2.0 * theta[3];
+    }
+    fn unconstrained(&self, eta: &[f64]) -> Option<Vec<f64>> {
+        if eta.len() < 4
+            || !(eta[0] > 0.0 && eta[3] > 0.0)
+            || !(eta[1] > 0.0 && eta[1] < 1.0 && eta[2] > 0.0 && eta[2] < 1.0)
+        {
+            return None;
+        }
+        Some(Garch::theta(eta[0], eta[1], eta[2], eta[3]).to_vec())
+    }
+    fn log_prior_grad(&self, theta: &[f64], grad: &mut [f64]) -> f64 {
+        // μ ~ Gamma(2, scale ½) on log μ: 2 log μ − 2μ + 2 ln 2
+        let mu = math::exp(theta[0]);
+        let mut lp = 2.0 * theta[0] - 2.0 * mu + 2.0 * core::f64::consts::LN_2;
+        grad[0] += 2.0 - 2.0 * mu;
+        let (l1, g1) = shifted_beta_logit(theta[1], 10.0, 1.5);
+        let (l2, g2) = shifted_beta_logit(theta[2], 20.0, 1.5);
+        lp += l1 + l2;
+        grad[1] += g1;
+        grad[2] += g2;
+        // τ² ~ InvGamma(2, ½) on v = log τ: −2a v − b e^{−2v} + a ln b − ln Γ(a) + ln 2
+        let (a, b) = (2.0, 0.5);
+        let e2 = math::exp(-2.0 * theta[3]);
+        lp += -2.0 * a * theta[3] - b * e2 + a * math::ln(b) - math::ln_gamma(a)
+            + core::f64::consts::LN_2;
+        grad[3] += -2.0 * a + 2.0 * b * e2;
+        lp
+    }
+    fn sample_initial(&self, eta: &[f64], rng: &mut ChainRng) -> State {
+        let v = self.initial_var(eta);
+        [normal(rng, 0.0, math::sqrt(v)), v]
+    }
+    fn log_initial(&self, eta: &[f64], x: &State) -> f64 {
+        ln_normal(x[0], 0.0, self.initial_var(eta))
+    }
+    fn grad_log_initial(&self, eta: &[f64], x: &State, grad: &mut [f64]) {
+        if let InitialLaw::Stationary = self.initial {
+            let mu = eta[0];
+            grad[0] += (x[0] * x[0] - mu) / (2.0 * mu);
+        }
+    }
+    fn sample_transition(&self, eta: &[f64], prev: &State, rng: &mut ChainRng) -> State {
+        let v = Self::variance(eta, prev);
+        [normal(rng, 0.0, math::sqrt(v)), v]
+    }
+    fn log_transition(&self, eta: &[f64], prev: &State, x: &State) -> f64 {
+        ln_normal(x[0], 0.0, Self::variance(eta, prev))
+    }
+    fn log_observation(&self, eta: &[f64], x: &State, y: f64) -> f64 {
+        ln_normal_lv(y, x[0], eta[3] * eta[3], eta[4])
+    }
+    fn grad_log_joint(&self, eta: &[f64], prev: &State, x: &State, y: f64, grad: &mut [f64]) {
+        let (mu, phi, lambda, tau) = (eta[0], eta[1], eta[2], eta[3]);
+        let s2 = Self::variance(eta, prev);
+        let c = (x[0] * x[0] - s2) / (2.0 * s2 * s2);
+        let xp2 = prev[0] * prev[0];
+        grad[0] += c * mu * (1.0 - phi);
+        grad[1] += c * (lambda * xp2 + (1.0 - lambda) * prev[1] - mu) * phi * (1.0 - phi);
+        grad[2] += c * phi * (xp2 - prev[1]) * lambda * (1.0 - lambda);
+        let r = y - x[0];
+        grad[3] += r * r / (tau * tau) - 1.0;
+    }
+    fn has_optimal_proposal(&self) -> bool {
+        true
+    }
+    fn sample_optimal(
+        &self,
+        eta: &[f64],
+        prev: &State,
+        y: f64,
+        rng: &mut ChainRng,
+    ) -> Option<OptimalDraw> {
+        let s2 = Self::variance(eta, prev);
+        let t2 = eta[3] * eta[3];
+        let tot = s2 + t2;
+        let x = normal(rng, s2 * y / tot, math::sqrt(s2 * t2 / tot));
+        Some(OptimalDraw {
+            state: [x, s2],
+            log_weight: ln_normal(y, 0.0, tot),
+        })
+    }
+    fn simulate(&self, theta: &[f64], t_len: usize, rng: &mut ChainRng) -> (Vec<f64>, Vec<f64>) {
+        simulate_with(self, theta, t_len, rng, |eta, x, r| normal(r, x[0], eta[3]))
+    }
+}

@@ -1,0 +1,179 @@
+//! State-space models (SSMs) for time series: the model trait, the models `lgssm`, `sv` and
+//! `garch`, the Kalman filter and RTS smoother, particle filters with a Fisher-identity score, and
+//! the buffered subsequence gradients of Aicher, Putcha et al. (2023; Putcha 2024, ch. 3).
+//!
+//! # Model
+//! X₀ ~ ν(·|θ), Xₜ | xₜ₋₁ ~ f(·|xₜ₋₁, θ), Yₜ | xₜ ~ g(·|xₜ, θ), t = 1..T, with the initial law
+//! placed on the state one step **before** the first observation (as in the authors' code).
+//!
+//! # Conventions
+//! - θ ∈ ℝᵖ is unconstrained; each model documents its transforms and priors, and
+//!   [`StateSpaceModel::log_prior_grad`] includes the log-Jacobian (a density on θ itself).
+//! - Per-particle hooks take the **natural** parameters η = [`StateSpaceModel::natural`](θ),
+//!   computed once per filter run, so a transform is not recomputed for every particle.
+//!   Gradient hooks still return derivatives with respect to θ (the chain rule is inside).
+//! - A state is a [`State`] = `[x, aux]`: `x` is the 1-d latent value and `aux` a deterministic
+//!   companion (GARCH's conditional variance σₜ²; unused, 0, for `lgssm` and `sv`).
+//! - Gradients are **accumulated** into caller-owned buffers (`grad[k] += …`).
+//! - Observations are a plain `&[f64]`, so a window of a series is a sub-slice.
+//!
+//! # API for samplers (what `pf-sgld` / `pmmh` call)
+//! - Exact (`lgssm` only): [`kalman::log_lik`], [`kalman::log_lik_grad`] (full-sequence log
+//!   p(y₁:T|θ) and its θ-gradient, including the initial-law term).
+//! - Particle: [`pf::ParticleFilter`] (`new(config)`, then `run(model, θ, y, score_weights, rng)`
+//!   → [`pf::PfSummary`] with `log_lik`, `score`, `cost`; `ess()` per time step).
+//! - Buffered subsequence gradients: [`buffered::BufferedGradient`] (`new(config)`, then
+//!   `estimate(model, θ, y, rng, grad)` → [`buffered::GradInfo`] with the window and the cost;
+//!   `grad` receives the estimate of ∇θ log p(y₁:T|θ), **without** the prior), and the exact
+//!   "N = ∞" version [`buffered::kalman_estimate`] for `lgssm`.
+//! - Add [`StateSpaceModel::log_prior_grad`] for the posterior gradient.
+
+use crate::rng::ChainRng;
+use alloc::string::String;
+use alloc::vec;
+use alloc::vec::Vec;
+
+pub mod buffered;
+pub mod garch;
+pub mod kalman;
+pub mod lgssm;
+pub mod pf;
+pub mod resample;
+pub mod sv;
+
+pub use garch::Garch;
+pub use lgssm::Lgssm;
+pub use sv::StochasticVolatility;
+
+/// One particle / latent state: `[x, aux]`, see the module docs.
+pub type State = [f64; 2];
+
+/// The initial law ν of the state one step before the first observation.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum InitialLaw {
+    /// The stationary law of the state process (the thesis' choice). For `lgssm`/`sv` it is
+    /// N(0, σ²/(1−φ²)); when |φ| is near or above 1, 1−φ² is floored at
+    /// [`STATIONARY_FLOOR`] so the law stays proper.
+    Stationary,
+    /// N(0, var), independent of θ (the authors' code uses var = 10).
+    Normal {
+        /// Variance (> 0).
+        var: f64,
+    },
+}
+
+/// Floor of 1 − φ² in the stationary variance σ²/(1−φ²) of `lgssm` and `sv`.
+pub const STATIONARY_FLOOR: f64 = 0.01;
+
+/// A draw from the locally optimal proposal p(xₜ | xₜ₋₁, yₜ) with its incremental weight.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct OptimalDraw {
+    /// The new state.
+    pub state: State,
+    /// log p(yₜ | xₜ₋₁, θ): the incremental log weight (depends only on the ancestor).
+    pub log_weight: f64,
+}
+
+/// A state-space model with a 1-d observation, an unconstrained parameter θ ∈ ℝᵖ and the hooks a
+/// particle filter and a Fisher-identity score need.
+///
+/// Object safe; every method is infallible. Hooks taking `eta` expect the output of
+/// [`natural`](StateSpaceModel::natural).
+pub trait StateSpaceModel: Send + Sync {
+    /// Registry-style name (`"lgssm"`, `"sv"`, `"garch"`).
+    fn name(&self) -> &'static str;
+    /// Number of unconstrained parameters p.
+    fn dim(&self) -> usize;
+    /// Names of the unconstrained coordinates (e.g. `phi`, `log_sigma`), length p.
+    fn param_names(&self) -> Vec<String>;
+    /// Length of the natural parameter vector η.
+    fn natural_dim(&self) -> usize;
+    /// η = natural parameters of θ (e.g. (φ, σ, τ)); `eta.len() == natural_dim()`.
+    fn natural(&self, theta: &[f64], eta: &mut [f64]);
+    /// Natural parameters as a new vector.
+    fn natural_vec(&self, theta: &[f64]) -> Vec<f64> {
+        let mut eta = vec![0.0; self.natural_dim()];
+        self.natural(theta, &mut eta);
+        eta
+    }
+    /// θ for natural parameters η (the inverse transform; only the leading natural entries are
+    /// read, not the cached logs that some models append); `None` if η is outside the support.
+    fn unconstrained(&self, eta: &[f64]) -> Option<Vec<f64>>;
+
+    /// log p(θ) on the unconstrained scale (log-Jacobian included); ∇θ accumulated into `grad`.
+    fn log_prior_grad(&self, theta: &[f64], grad: &mut [f64]) -> f64;
+    /// log p(θ).
+    fn log_prior(&self, theta: &[f64]) -> f64 {
+        let mut g = vec![0.0; theta.len()];
+        self.log_prior_grad(theta, &mut g)
+    }
+
+    /// Draw X₀ ~ ν(·|θ).
+    fn sample_initial(&self, eta: &[f64], rng: &mut ChainRng) -> State;
+    /// log ν(x₀|θ).
+    fn log_initial(&self, eta: &[f64], x: &State) -> f64;
+    /// ∇θ log ν(x₀|θ) accumulated into `grad` (nothing when ν does not depend on θ).
+    fn grad_log_initial(&self, eta: &[f64], x: &State, grad: &mut [f64]);
+    /// Draw Xₜ ~ f(·|xₜ₋₁, θ) (deterministic components propagated exactly).
+    fn sample_transition(&self, eta: &[f64], prev: &State, rng: &mut ChainRng) -> State;
+    /// log f(xₜ|xₜ₋₁, θ) (density of the random component).
+    fn log_transition(&self, eta: &[f64], prev: &State, x: &State) -> f64;
+    /// log g(yₜ|xₜ, θ).
+    fn log_observation(&self, eta: &[f64], x: &State, y: f64) -> f64;
+    /// ∇θ [log f(xₜ|xₜ₋₁, θ) + log g(yₜ|xₜ, θ)] accumulated into `grad`: the summand hₜ of
+    /// Fisher's identity ∇θ log p(y₁:T|θ) = Σₜ E[hₜ | y₁:T] (+ the initial-law term).
+    fn grad_log_joint(&self, eta: &[f64], prev: &State, x: &State, y: f64, grad: &mut [f64]);
+
+    /// Whether [`sample_optimal`](StateSpaceModel::sample_optimal) is available.
+    fn has_optimal_proposal(&self) -> bool {
+        false
+    }
+    /// Draw from the locally optimal proposal p(xₜ|xₜ₋₁, yₜ, θ) and return log p(yₜ|xₜ₋₁, θ);
+    /// `None` when the model has none (then the filter falls back to the bootstrap proposal).
+    fn sample_optimal(
+        &self,
+        _eta: &[f64],
+        _prev: &State,
+        _y: f64,
+        _rng: &mut ChainRng,
+    ) -> Option<OptimalDraw> {
+        None
+    }
+
+    /// Simulate (x₀:T, y₁:T) at θ: returns (states x₁..x_T, observations y₁..y_T).
+    fn simulate(&self, theta: &[f64], t_len: usize, rng: &mut ChainRng) -> (Vec<f64>, Vec<f64>);
+}
+
+/// log N(x; mean, var).
+#[inline]
+pub(crate) fn ln_normal(x: f64, mean: f64, var: f64) -> f64 {
+    ln_normal_lv(x, mean, var, crate::math::ln(var))
+}
+
+/// log N(x; mean, var) with ln var precomputed.
+#[inline]
+pub(crate) fn ln_normal_lv(x: f64, mean: f64, var: f64, ln_var: f64) -> f64 {
+    let d = x - mean;
+    -0.5 * (ln_var + d * d / var) - crate::math::LN_SQRT_2PI
+}
+
+/// Generic simulator shared by the models: draw x₀ from ν, then (xₜ, yₜ) for t = 1..T, where the
+/// observation is drawn by `obs(η, xₜ, rng)`.
+pub(crate) fn simulate_with<M: StateSpaceModel + ?Sized>(
+    model: &M,
+    theta: &[f64],
+    t_len: usize,
+    rng: &mut ChainRng,
+    obs: impl Fn(&[f64], &State, &mut ChainRng) -> f64,
+) -> (Vec<f64>, Vec<f64>) {
+    let eta = model.natural_vec(theta);
+    let mut x = model.sample_initial(&eta, rng);
+    let mut xs = Vec::with_capacity(t_len);
+    let mut ys = Vec::with_capacity(t_len);
+    for _ in 0..t_len {
+        x = model.sample_transition(&eta, &x, rng);
+        xs.push(x[0]);
+        ys.push(obs(&eta, &x, rng));
+    }
+    (xs, ys)
+}

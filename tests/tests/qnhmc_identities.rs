@@ -1,0 +1,349 @@
+//! QNHMC AT-1 (spec 001 §5.3): deterministic kernel identities.
+//! (a) a QNHMC trajectory with frozen C is the standard leapfrog with inverse mass C M⁻¹ C from
+//! (q₀, C⁻¹p₀); (b) reversibility; (c) volume preservation; (d) second order; (e) BFGS secant
+//! equation, symmetry, positive definiteness, L-BFGS = dense BFGS from the same pairs and B₀.
+
+use tallmc_core::kernel::leapfrog::{integrate, PhasePoint};
+use tallmc_core::kernel::qnhmc::{qn_integrate, InitScale, InverseHessian, Store};
+use tallmc_core::kernel::Metric;
+use tallmc_core::linalg::Cholesky;
+use tallmc_core::model::LogDensity;
+use tallmc_core::rng::{chain_rng, ChainRng};
+
+/// A Gaussian N(0, P⁻¹) plus a logistic-like non-quadratic term Σⱼ log(1 + e^{θⱼ}) (strictly
+/// convex, so BFGS pairs always satisfy the curvature condition).
+struct Target {
+    d: usize,
+    prec: Vec<f64>,
+    soft: f64,
+}
+
+impl LogDensity for Target {
+    fn dim(&self) -> usize {
+        self.d
+    }
+    fn log_density(&self, x: &[f64]) -> f64 {
+        let mut g = vec![0.0; self.d];
+        self.log_density_grad(x, &mut g)
+    }
+    fn log_density_grad(&self, x: &[f64], g: &mut [f64]) -> f64 {
+        let d = self.d;
+        let mut s = 0.0;
+        for i in 0..d {
+            let px: f64 = (0..d).map(|j| self.prec[i * d + j] * x[j]).sum();
+            let sig = 1.0 / (1.0 + (-x[i]).exp());
+            g[i] = -px - self.soft * sig;
+            s += 0.5 * x[i] * px + self.soft * (1.0 + x[i].exp()).ln();
+        }
+        -s
+    }
+}
+
+fn normal(rng: &mut ChainRng) -> f64 {
+    tallmc_core::dist::std_normal(rng)
+}
+
+/// A random SPD matrix A Aᵀ/d + c I.
+fn random_spd(d: usize, c: f64, rng: &mut ChainRng) -> Vec<f64> {
+    let a: Vec<f64> = (0..d * d).map(|_| normal(rng)).collect();
+    let mut m = vec![0.0; d * d];
+    for i in 0..d {
+        for j in 0..d {
+            m[i * d + j] = (0..d).map(|k| a[i * d + k] * a[j * d + k]).sum::<f64>() / d as f64;
+        }
+        m[i * d + i] += c;
+    }
+    m
+}
+
+fn matvec(a: &[f64], d: usize, x: &[f64]) -> Vec<f64> {
+    (0..d)
+        .map(|i| (0..d).map(|j| a[i * d + j] * x[j]).sum())
+        .collect()
+}
+
+fn matmul(a: &[f64], b: &[f64], d: usize) -> Vec<f64> {
+    let mut c = vec![0.0; d * d];
+    for i in 0..d {
+        for j in 0..d {
+            c[i * d + j] = (0..d).map(|k| a[i * d + k] * b[k * d + j]).sum();
+        }
+    }
+    c
+}
+
+fn target(d: usize, soft: f64, seed: u64) -> Target {
+    let mut rng = chain_rng(seed, 1);
+    Target {
+        d,
+        prec: random_spd(d, 0.5, &mut rng),
+        soft,
+    }
+}
+
+fn point(t: &Target, q: &[f64], p: &[f64]) -> PhasePoint {
+    let mut z = PhasePoint::new(t, q);
+    z.p = p.to_vec();
+    z
+}
+
+fn rel_err(a: &[f64], b: &[f64]) -> f64 {
+    let num: f64 = a
+        .iter()
+        .zip(b)
+        .map(|(x, y)| (x - y).powi(2))
+        .sum::<f64>()
+        .sqrt();
+    let den: f64 = b.iter().map(|x| x * x).sum::<f64>().sqrt().max(1e-300);
+    num / den
+}
+
+fn hamiltonian_qn(t: &Target, m: &Metric, z: &PhasePoint) -> f64 {
+    -t.log_density(&z.q) + m.kinetic(&z.p)
+}
+
+#[test]
+fn at1a_equivalence_to_hmc_with_inverse_mass_cmc() {
+    for (seed, d) in [(1u64, 6usize), (2, 10)] {
+        let t = target(d, 1.0, seed);
+        let mut rng = chain_rng(seed, 2);
+        let c = random_spd(d, 0.3, &mut rng);
+        // Momentum metric M⁻¹: identity and a dense SPD one.
+        let minv_dense = random_spd(d, 1.0, &mut rng);
+        for minv in [None, Some(minv_dense.clone())] {
+            let (momentum, cmc) = match &minv {
+                None => (Metric::Identity(d), matmul(&c, &c, d)),
+                Some(mi) => (
+                    Metric::dense(mi.clone(), d).unwrap(),
+                    matmul(&matmul(&c, mi, d), &c, d),
+                ),
+            };
+            let cmat = InverseHessian::from_dense(c.clone(), d, 1e-8).unwrap();
+            let q0: Vec<f64> = (0..d).map(|_| normal(&mut rng)).collect();
+            let p0: Vec<f64> = (0..d).map(|_| normal(&mut rng)).collect();
+            let (eps, steps) = (0.05, 25);
+            let mut z = point(&t, &q0, &p0);
+            let (done, div) = qn_integrate(&t, &cmat, &momentum, eps, steps, &mut z, 1e300, None);
+            assert_eq!((done, div), (steps, false));
+            // Standard leapfrog with inverse mass C M⁻¹ C from (q₀, C⁻¹ p₀).
+            let mut pp = p0.clone();
+            Cholesky::new(&c, d).unwrap().solve(&mut pp);
+            let metric = Metric::dense(cmc, d).unwrap();
+            let mut w = point(&t, &q0, &pp);
+            integrate(&t, &metric, eps, steps, &mut w);
+            let eq = rel_err(&z.q, &w.q);
+            let ep = rel_err(&z.p, &matvec(&c, d, &w.p));
+            assert!(eq < 1e-12, "d={d}: q mismatch {eq}");
+            assert!(ep < 1e-11, "d={d}: p mismatch {ep}");
+            // Same Hamiltonian: ½ pᵀM⁻¹p = ½ p′ᵀ(C M⁻¹ C)p′.
+            let h1 = hamiltonian_qn(&t, &momentum, &z);
+            let h2 = -t.log_density(&w.q) + metric.kinetic(&w.p);
+            assert!((h1 - h2).abs() < 1e-10 * h1.abs().max(1.0), "{h1} vs {h2}");
+        }
+    }
+}
+
+#[test]
+fn at1b_reversible() {
+    let d = 8;
+    let t = target(d, 1.0, 3);
+    let mut rng = chain_rng(3, 2);
+    let c = InverseHessian::from_dense(random_spd(d, 0.3, &mut rng), d, 1e-8).unwrap();
+    let m = Metric::Identity(d);
+    let q0: Vec<f64> = (0..d).map(|_| normal(&mut rng)).collect();
+    let p0: Vec<f64> = (0..d).map(|_| normal(&mut rng)).collect();
+    let mut z = point(&t, &q0, &p0);
+    qn_integrate(&t, &c, &m, 0.07, 30, &mut z, 1e300, None);
+    z.p.iter_mut().for_each(|p| *p = -*p);
+    qn_integrate(&t, &c, &m, 0.07, 30, &mut z, 1e300, None);
+    for j in 0..d {
+        assert!((z.q[j] - q0[j]).abs() < 1e-10, "q[{j}]");
+        assert!((z.p[j] + p0[j]).abs() < 1e-10, "p[{j}]");
+    }
+}
+
+/// Determinant by Gaussian elimination with partial pivoting.
+fn det(mut a: Vec<f64>, n: usize) -> f64 {
+    let mut det = 1.0;
+    for k in 0..n {
+        let piv = (k..n)
+            .max_by(|&i, &j| a[i * n + k].abs().total_cmp(&a[j * n + k].abs()))
+            .unwrap();
+        if piv != k {
+            for j in 0..n {
+                a.swap(k * n + j, piv * n + j);
+            }
+            det = -det;
+        }
+        let akk = a[k * n + k];
+        det *= akk;
+        for i in k + 1..n {
+            let f = a[i * n + k] / akk;
+            for j in k..n {
+                a[i * n + j] -= f * a[k * n + j];
+            }
+        }
+    }
+    det
+}
+
+#[test]
+fn at1c_volume_preserving() {
+    for d in [2usize, 4] {
+        let t = target(d, 2.0, 4 + d as u64);
+        let mut rng = chain_rng(5, d as u64);
+        let c = InverseHessian::from_dense(random_spd(d, 0.3, &mut rng), d, 1e-8).unwrap();
+        let m = Metric::Identity(d);
+        let x0: Vec<f64> = (0..2 * d).map(|_| normal(&mut rng)).collect();
+        let flow = |x: &[f64]| -> Vec<f64> {
+            let mut z = point(&t, &x[..d], &x[d..]);
+            qn_integrate(&t, &c, &m, 0.1, 10, &mut z, 1e300, None);
+            let mut out = z.q.clone();
+            out.extend_from_slice(&z.p);
+            out
+        };
+        let n = 2 * d;
+        let h = 1e-5;
+        let mut jac = vec![0.0; n * n];
+        for j in 0..n {
+            let mut xp = x0.clone();
+            let mut xm = x0.clone();
+            xp[j] += h;
+            xm[j] -= h;
+            let (fp, fm) = (flow(&xp), flow(&xm));
+            for i in 0..n {
+                jac[i * n + j] = (fp[i] - fm[i]) / (2.0 * h);
+            }
+        }
+        let det = det(jac, n);
+        assert!((det - 1.0).abs() < 1e-6, "d={d}: det {det}");
+    }
+}
+
+#[test]
+fn at1d_second_order() {
+    let d = 6;
+    let t = target(d, 1.0, 6);
+    let mut rng = chain_rng(6, 2);
+    let c = InverseHessian::from_dense(random_spd(d, 0.3, &mut rng), d, 1e-8).unwrap();
+    let m = Metric::Identity(d);
+    let q0: Vec<f64> = (0..d).map(|_| normal(&mut rng)).collect();
+    let p0: Vec<f64> = (0..d).map(|_| normal(&mut rng)).collect();
+    let dh = |eps: f64| {
+        let steps = (1.0 / eps).round() as usize;
+        let mut z = point(&t, &q0, &p0);
+        let h0 = hamiltonian_qn(&t, &m, &z);
+        qn_integrate(&t, &c, &m, eps, steps, &mut z, 1e300, None);
+        (hamiltonian_qn(&t, &m, &z) - h0).abs()
+    };
+    for eps in [0.02, 0.01] {
+        let r = dh(eps) / dh(eps / 2.0);
+        assert!((r - 4.0).abs() < 0.3, "ε = {eps}: ratio {r}");
+    }
+}
+
+fn pairs(d: usize, k: usize, seed: u64) -> Vec<(Vec<f64>, Vec<f64>)> {
+    // Pairs from a convex non-quadratic gradient: y = ∇U(x + s) − ∇U(x).
+    let t = target(d, 1.5, seed);
+    let mut rng = chain_rng(seed, 9);
+    let grad_u = |x: &[f64]| {
+        let mut g = vec![0.0; d];
+        t.log_density_grad(x, &mut g);
+        g.iter().map(|v| -v).collect::<Vec<f64>>()
+    };
+    (0..k)
+        .map(|_| {
+            let x: Vec<f64> = (0..d).map(|_| normal(&mut rng)).collect();
+            let s: Vec<f64> = (0..d).map(|_| 0.5 * normal(&mut rng)).collect();
+            let xs: Vec<f64> = x.iter().zip(&s).map(|(a, b)| a + b).collect();
+            let y: Vec<f64> = grad_u(&xs)
+                .iter()
+                .zip(grad_u(&x))
+                .map(|(a, b)| a - b)
+                .collect();
+            (s, y)
+        })
+        .collect()
+}
+
+#[test]
+fn at1e_bfgs_secant_symmetry_and_positive_definite() {
+    let d = 7;
+    for init in [
+        InitScale::Fixed(1.0),
+        InitScale::Scaled,
+        InitScale::Fixed(0.3),
+    ] {
+        let mut b = InverseHessian::new(d, Store::Dense, init, 1e-8).unwrap();
+        for (s, y) in pairs(d, 12, 7) {
+            assert!(b.update(&s, &y));
+            let mut by = vec![0.0; d];
+            b.apply(&y, &mut by);
+            let e = rel_err(&by, &s);
+            assert!(e < 1e-10, "secant B⁺y = s: {e}");
+            let m = b.to_dense();
+            for i in 0..d {
+                for j in 0..d {
+                    assert_eq!(m[i * d + j], m[j * d + i]);
+                }
+            }
+            assert!(Cholesky::new(&m, d).is_ok(), "B⁺ not positive definite");
+        }
+        assert_eq!((b.updates(), b.skipped()), (12, 0));
+    }
+    // The curvature safeguard skips yᵀs ≤ δ‖s‖‖y‖ (here yᵀs < 0) and leaves B unchanged.
+    let mut b = InverseHessian::new(d, Store::Dense, InitScale::Scaled, 1e-8).unwrap();
+    let before = b.to_dense();
+    let s = vec![1.0; d];
+    let y = vec![-1.0; d];
+    assert!(!b.update(&s, &y));
+    assert_eq!(b.to_dense(), before);
+    assert_eq!(b.skipped(), 1);
+}
+
+#[test]
+fn at1e_lbfgs_equals_dense_bfgs() {
+    let d = 9;
+    let ps = pairs(d, 15, 8);
+    for gamma in [1.0, 0.4] {
+        // Memory ≥ pairs: identical to dense BFGS from B₀ = γI.
+        let mut dense =
+            InverseHessian::new(d, Store::Dense, InitScale::Fixed(gamma), 1e-8).unwrap();
+        let mut lb =
+            InverseHessian::new(d, Store::Lbfgs(20), InitScale::Fixed(gamma), 1e-8).unwrap();
+        for (s, y) in &ps {
+            dense.update(s, y);
+            lb.update(s, y);
+        }
+        let e = rel_err(&lb.to_dense(), &dense.to_dense());
+        assert!(e < 1e-10, "γ = {gamma}: L-BFGS vs dense {e}");
+        // Memory m: dense BFGS from B₀ = γI over the newest m pairs.
+        let m = 5;
+        let mut lb =
+            InverseHessian::new(d, Store::Lbfgs(m), InitScale::Fixed(gamma), 1e-8).unwrap();
+        let mut dense =
+            InverseHessian::new(d, Store::Dense, InitScale::Fixed(gamma), 1e-8).unwrap();
+        for (s, y) in &ps {
+            lb.update(s, y);
+        }
+        for (s, y) in &ps[ps.len() - m..] {
+            dense.update(s, y);
+        }
+        let e = rel_err(&lb.to_dense(), &dense.to_dense());
+        assert!(e < 1e-10, "γ = {gamma}, m = {m}: {e}");
+        // And B v by the two-loop recursion equals the dense product.
+        let v: Vec<f64> = (0..d).map(|j| (j as f64 - 4.0) / 3.0).collect();
+        let mut out = vec![0.0; d];
+        lb.apply(&v, &mut out);
+        assert!(rel_err(&out, &matvec(&dense.to_dense(), d, &v)) < 1e-10);
+    }
+    // Scaled L-BFGS uses γ = sᵀy/yᵀy of the newest pair.
+    let mut lb = InverseHessian::new(d, Store::Lbfgs(3), InitScale::Scaled, 1e-8).unwrap();
+    for (s, y) in &ps {
+        lb.update(s, y);
+    }
+    let (s, y) = &ps[ps.len() - 1];
+    let dot = |a: &[f64], b: &[f64]| a.iter().zip(b).map(|(x, y)| x * y).sum::<f64>();
+    let g = dot(s, y) / dot(y, y);
+    assert!((lb.scale() - g).abs() < 1e-14 * g);
+}
