@@ -281,7 +281,7 @@ fn bad_settings_and_names() {
         matches!(s.check_all_used(), Err(Error::UnknownSetting { key }) if key == "prior_scal")
     );
     // planned and unknown models
-    for m in ["pmf", "lgssm", "sv", "garch"] {
+    for m in ["pmf"] {
         let e = build_model(m, &t, &spec("y"), &Settings::new())
             .err()
             .unwrap();
