@@ -281,7 +281,10 @@ fn bad_settings_and_names() {
         matches!(s.check_all_used(), Err(Error::UnknownSetting { key }) if key == "prior_scal")
     );
     // planned and unknown models
-    for m in ["lgssm", "sv", "garch"] {
+    for m in tallmc_core::model::registry::NOT_YET_AVAILABLE
+        .iter()
+        .copied()
+    {
         let e = build_model(m, &t, &spec("y"), &Settings::new())
             .err()
             .unwrap();
