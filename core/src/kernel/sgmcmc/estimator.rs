@@ -111,14 +111,12 @@ impl GradientEstimator {
                     return Err(Error::setting("batch_size", "must be at least 1"));
                 }
             }
-            Subsampler::Dpp { dpp, weights } => {
-                if dpp.n() != n || weights.len() != n {
-                    return Err(Error::Dimension {
-                        what: "k-DPP ground set",
-                        expected: n,
-                        got: dpp.n(),
-                    });
-                }
+            Subsampler::Dpp { dpp, weights } if dpp.n() != n || weights.len() != n => {
+                return Err(Error::Dimension {
+                    what: "k-DPP ground set",
+                    expected: n,
+                    got: dpp.n(),
+                });
             }
             _ => {}
         }
