@@ -13,6 +13,7 @@ pub mod gaussian;
 pub mod glm;
 pub mod gmm;
 pub mod linear;
+pub mod pmf;
 pub mod prior;
 pub mod registry;
 
@@ -20,6 +21,7 @@ pub use gaussian::GaussianMean;
 pub use glm::{GaussianNoise, Glm, GlmFamily, Logistic, Poisson, StudentT};
 pub use gmm::Gmm;
 pub use linear::{Linear, LinearUnknownNoise};
+pub use pmf::Pmf;
 pub use prior::Prior;
 
 /// A Bayesian model for n exchangeable data: log π(θ) = log p(θ) + Σᵢ ℓᵢ(θ).
