@@ -83,7 +83,7 @@ fn estimator(
         Kind::UniformWor => Subsampler::Uniform(IndexSampler::new(n, m, false).unwrap()),
         Kind::Ps => {
             let w = match cv {
-                Some((mode, cov)) => cv_ps_weights(model, mode, cov),
+                Some((mode, cov)) => cv_ps_weights(model, mode, cov).unwrap(),
                 None => {
                     // SGLD-PS: weights at the mode.
                     let mode = find_mode(model, &model.initial_point(), &ModeOptions::default())

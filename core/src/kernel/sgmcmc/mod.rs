@@ -238,7 +238,7 @@ pub fn build_sg_chain(
             let r = mode.as_ref().ok_or(Error::NonFiniteStart)?;
             let w = if opts.control_variate {
                 let cov = r.covariance()?;
-                estimator::cv_ps_weights(model.as_ref(), &r.mode, &cov)
+                estimator::cv_ps_weights(model.as_ref(), &r.mode, &cov)?
             } else {
                 estimator::ps_weights(model.as_ref(), &r.mode)
             };
