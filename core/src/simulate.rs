@@ -21,6 +21,13 @@
 //! uniformly (with replacement) and rating = 3 + uᵢᵀvⱼ + σε, σ = `noise_sd` (default √½, the
 //! model's default precision β = 2). Ratings are continuous (not rounded to 1..5).
 //! [`true_parameters`] uses the default U and I.
+//!
+//! Time series (`d` is ignored; `n` = T time points; one column `y`, the state started from its
+//! stationary law one step before y₁): `lgssm` and `sv` at (φ, σ, τ) = settings `phi`, `sigma`,
+//! `tau` (defaults: the thesis' truths (0.9, 0.7, 1) and (0.9, 0.5, 0.5)); `garch` at settings
+//! `alpha`, `beta`, `gamma`, `tau` (default (0.1, 0.8, 0.05, 0.3)). [`true_parameters`] returns
+//! the defaults on the samplers' unconstrained scale ((φ, log σ, log τ), or
+//! (log μ, logit φ, logit λ, log τ) for `garch`).
 
 use crate::data::Table;
 use crate::dist::{bernoulli, gamma, normal, poisson, std_normal};
@@ -32,6 +39,7 @@ use crate::model::gmm;
 use crate::model::registry::{not_yet_available, NOT_YET_AVAILABLE};
 use crate::rng::{chain_rng, uniform, ChainRng};
 use crate::settings::Settings;
+use crate::ssm::{Garch, Lgssm, StateSpaceModel, StochasticVolatility};
 use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
@@ -41,7 +49,7 @@ pub const MAX_D: usize = 10_000;
 
 /// Models [`simulate`] can produce data for.
 pub const SIMULATED_MODELS: &[&str] = &[
-    "logistic", "linear", "robust", "poisson", "gmm", "gaussian", "pmf",
+    "logistic", "linear", "robust", "poisson", "gmm", "gaussian", "pmf", "lgssm", "sv", "garch",
 ];
 
 /// Default number of users of the `pmf` simulator (`users`).
@@ -134,6 +142,18 @@ fn draw_theta(model: &str, d: usize, rng: &mut ChainRng) -> Vec<f64> {
             })
             .collect(),
         "gmm" => gmm::TRUE_THETA.to_vec(),
+        "lgssm" => {
+            let t = crate::ssm::lgssm::TRUTH;
+            Lgssm::theta(t[0], t[1], t[2]).to_vec()
+        }
+        "sv" => {
+            let t = crate::ssm::sv::TRUTH;
+            Lgssm::theta(t[0], t[1], t[2]).to_vec()
+        }
+        "garch" => {
+            let t = crate::ssm::garch::TRUTH_ABG;
+            Garch::theta_from_abg(t[0], t[1], t[2], t[3]).to_vec()
+        }
         // linear, robust, gaussian
         _ => (0..d).map(|_| std_normal(rng)).collect(),
     }
@@ -144,7 +164,7 @@ fn draw_theta(model: &str, d: usize, rng: &mut ChainRng) -> Vec<f64> {
 /// is not included; for `gmm` always (0, 1)).
 pub fn true_parameters(model: &str, d: usize, seed: u64) -> Result<Vec<f64>, Error> {
     check_model(model)?;
-    if model != "gmm" {
+    if !matches!(model, "gmm" | "lgssm" | "sv" | "garch") {
         check_d(d)?;
     }
     let mut rng = chain_rng(seed, 0);
@@ -184,6 +204,9 @@ pub fn simulate(
     check_model(model)?;
     if n == 0 {
         return Err(Error::setting("n", "the number of rows must be at least 1"));
+    }
+    if matches!(model, "lgssm" | "sv" | "garch") {
+        return simulate_series(model, n, seed, settings);
     }
     let gmm = model == "gmm";
     if !gmm {
@@ -277,4 +300,45 @@ pub fn simulate(
             Table::new(names, cols)
         }
     }
+}
+
+/// A time series from `lgssm`, `sv` or `garch` (see the module docs), column `y`.
+fn simulate_series(model: &str, n: usize, seed: u64, settings: &Settings) -> Result<Table, Error> {
+    let mut rng = chain_rng(seed, 0);
+    let y = if model == "garch" {
+        let t = crate::ssm::garch::TRUTH_ABG;
+        let alpha = positive(settings, "alpha", t[0])?;
+        let beta = positive(settings, "beta", t[1])?;
+        let gamma = positive(settings, "gamma", t[2])?;
+        let tau = positive(settings, "tau", t[3])?;
+        if beta + gamma >= 1.0 {
+            return Err(Error::setting(
+                "beta",
+                "beta + gamma must be < 1 (stationarity)",
+            ));
+        }
+        let theta = Garch::theta_from_abg(alpha, beta, gamma, tau);
+        Garch::default().simulate(&theta, n, &mut rng).1
+    } else {
+        let t = if model == "sv" {
+            crate::ssm::sv::TRUTH
+        } else {
+            crate::ssm::lgssm::TRUTH
+        };
+        let phi = settings.f64_or("phi", t[0])?;
+        if !(phi.is_finite() && math::abs(phi) < 1.0) {
+            return Err(Error::setting("phi", "must be in (−1, 1) (stationarity)"));
+        }
+        let sigma = positive(settings, "sigma", t[1])?;
+        let tau = positive(settings, "tau", t[2])?;
+        let theta = Lgssm::theta(phi, sigma, tau);
+        if model == "sv" {
+            StochasticVolatility::default()
+                .simulate(&theta, n, &mut rng)
+                .1
+        } else {
+            Lgssm::default().simulate(&theta, n, &mut rng).1
+        }
+    };
+    Table::new(vec![String::from("y")], vec![y])
 }
