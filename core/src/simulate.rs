@@ -14,6 +14,20 @@
 //! `gmm`: column `x`, xᵢ ~ ½N(0, σₓ²) + ½N(1, σₓ²) (θ = (0, 1), σₓ² = `noise_var`, default 2);
 //! `d` is ignored. `gaussian`: columns `x1` … `x{d}`, μⱼ ~ N(0, 1), yᵢ ~ N(μ, Σ) with Σ from
 //! `correlation`, `rho`, `sd` as in [`crate::model::gaussian`].
+//!
+//! `pmf` (`d` = rank k): columns `user`, `item`, `rating`; U = `users` (default 50) users and
+//! I = `items` (default 40) items, true factors uᵢ, vⱼ ~ N(0, k^{−1/2} I) (so sd(uᵢᵀvⱼ) = 1),
+//! drawn users first then items (the model's θ layout); each row picks a user and an item
+//! uniformly (with replacement) and rating = 3 + uᵢᵀvⱼ + σε, σ = `noise_sd` (default √½, the
+//! model's default precision β = 2). Ratings are continuous (not rounded to 1..5).
+//! [`true_parameters`] uses the default U and I.
+//!
+//! Time series (`d` is ignored; `n` = T time points; one column `y`, the state started from its
+//! stationary law one step before y₁): `lgssm` and `sv` at (φ, σ, τ) = settings `phi`, `sigma`,
+//! `tau` (defaults: the thesis' truths (0.9, 0.7, 1) and (0.9, 0.5, 0.5)); `garch` at settings
+//! `alpha`, `beta`, `gamma`, `tau` (default (0.1, 0.8, 0.05, 0.3)). [`true_parameters`] returns
+//! the defaults on the samplers' unconstrained scale ((φ, log σ, log τ), or
+//! (log μ, logit φ, logit λ, log τ) for `garch`).
 
 use crate::data::Table;
 use crate::dist::{bernoulli, gamma, normal, poisson, std_normal};
@@ -25,6 +39,7 @@ use crate::model::gmm;
 use crate::model::registry::{not_yet_available, NOT_YET_AVAILABLE};
 use crate::rng::{chain_rng, uniform, ChainRng};
 use crate::settings::Settings;
+use crate::ssm::{Garch, Lgssm, StateSpaceModel, StochasticVolatility};
 use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
@@ -33,8 +48,53 @@ use alloc::vec::Vec;
 pub const MAX_D: usize = 10_000;
 
 /// Models [`simulate`] can produce data for.
-pub const SIMULATED_MODELS: &[&str] =
-    &["logistic", "linear", "robust", "poisson", "gmm", "gaussian"];
+pub const SIMULATED_MODELS: &[&str] = &[
+    "logistic", "linear", "robust", "poisson", "gmm", "gaussian", "pmf", "lgssm", "sv", "garch",
+];
+
+/// Default number of users of the `pmf` simulator (`users`).
+pub const PMF_DEFAULT_USERS: usize = 50;
+/// Default number of items of the `pmf` simulator (`items`).
+pub const PMF_DEFAULT_ITEMS: usize = 40;
+/// Offset of simulated `pmf` ratings.
+pub const PMF_OFFSET: f64 = 3.0;
+
+/// True `pmf` factors: (users + items) · k entries N(0, k^{−1/2}).
+fn pmf_theta(k: usize, users: usize, items: usize, rng: &mut ChainRng) -> Vec<f64> {
+    let sd = math::pow(k as f64, -0.25);
+    (0..(users + items) * k)
+        .map(|_| normal(rng, 0.0, sd))
+        .collect()
+}
+
+fn simulate_pmf(n: usize, k: usize, seed: u64, settings: &Settings) -> Result<Table, Error> {
+    let users = settings.usize_in("users", PMF_DEFAULT_USERS, 1, 1_000_000)?;
+    let items = settings.usize_in("items", PMF_DEFAULT_ITEMS, 1, 1_000_000)?;
+    let noise = positive(settings, "noise_sd", math::sqrt(0.5))?;
+    if (users + items)
+        .checked_mul(k)
+        .is_none_or(|d| d > 100_000_000)
+    {
+        return Err(Error::setting("d", "(users + items) × rank is too large"));
+    }
+    let mut rng = chain_rng(seed, 0);
+    let theta = pmf_theta(k, users, items, &mut rng);
+    let mut cols: Vec<Vec<f64>> = (0..3).map(|_| Vec::with_capacity(n)).collect();
+    for _ in 0..n {
+        let i = crate::rng::uniform_index(&mut rng, users);
+        let j = crate::rng::uniform_index(&mut rng, items);
+        let (a, b) = (i * k, (users + j) * k);
+        let uv: f64 = (0..k).map(|c| theta[a + c] * theta[b + c]).sum();
+        cols[0].push(i as f64);
+        cols[1].push(j as f64);
+        cols[2].push(PMF_OFFSET + uv + noise * std_normal(&mut rng));
+    }
+    let names = ["user", "item", "rating"]
+        .iter()
+        .map(|s| String::from(*s))
+        .collect();
+    Table::new(names, cols)
+}
 
 fn check_model(model: &str) -> Result<(), Error> {
     if SIMULATED_MODELS.contains(&model) {
@@ -82,6 +142,18 @@ fn draw_theta(model: &str, d: usize, rng: &mut ChainRng) -> Vec<f64> {
             })
             .collect(),
         "gmm" => gmm::TRUE_THETA.to_vec(),
+        "lgssm" => {
+            let t = crate::ssm::lgssm::TRUTH;
+            Lgssm::theta(t[0], t[1], t[2]).to_vec()
+        }
+        "sv" => {
+            let t = crate::ssm::sv::TRUTH;
+            Lgssm::theta(t[0], t[1], t[2]).to_vec()
+        }
+        "garch" => {
+            let t = crate::ssm::garch::TRUTH_ABG;
+            Garch::theta_from_abg(t[0], t[1], t[2], t[3]).to_vec()
+        }
         // linear, robust, gaussian
         _ => (0..d).map(|_| std_normal(rng)).collect(),
     }
@@ -92,10 +164,13 @@ fn draw_theta(model: &str, d: usize, rng: &mut ChainRng) -> Vec<f64> {
 /// is not included; for `gmm` always (0, 1)).
 pub fn true_parameters(model: &str, d: usize, seed: u64) -> Result<Vec<f64>, Error> {
     check_model(model)?;
-    if model != "gmm" {
+    if !matches!(model, "gmm" | "lgssm" | "sv" | "garch") {
         check_d(d)?;
     }
     let mut rng = chain_rng(seed, 0);
+    if model == "pmf" {
+        return Ok(pmf_theta(d, PMF_DEFAULT_USERS, PMF_DEFAULT_ITEMS, &mut rng));
+    }
     Ok(draw_theta(model, d, &mut rng))
 }
 
@@ -115,8 +190,9 @@ fn student_t(rng: &mut ChainRng, nu: f64) -> f64 {
     z / math::sqrt(g)
 }
 
-/// Synthetic data for `model`: `n` rows, `d` parameters, reproducible from `seed`. Simulation
-/// options are read from `settings` (`noise_sd`, `nu`, `noise_var`, `correlation`, `rho`, `sd`;
+/// Synthetic data for `model`: `n` rows, `d` parameters (`pmf`: the rank), reproducible from
+/// `seed`. Simulation options are read from `settings` (`noise_sd`, `nu`, `noise_var`,
+/// `correlation`, `rho`, `sd`, `users`, `items`;
 /// keys read are marked used; other keys are left for the caller to check).
 pub fn simulate(
     model: &str,
@@ -129,12 +205,18 @@ pub fn simulate(
     if n == 0 {
         return Err(Error::setting("n", "the number of rows must be at least 1"));
     }
+    if matches!(model, "lgssm" | "sv" | "garch") {
+        return simulate_series(model, n, seed, settings);
+    }
     let gmm = model == "gmm";
     if !gmm {
         check_d(d)?;
         if n.checked_mul(d).is_none() {
             return Err(Error::setting("n", "n × d is too large"));
         }
+    }
+    if model == "pmf" {
+        return simulate_pmf(n, d, seed, settings);
     }
     let mut rng = chain_rng(seed, 0);
     let theta = draw_theta(model, d, &mut rng);
@@ -218,4 +300,45 @@ pub fn simulate(
             Table::new(names, cols)
         }
     }
+}
+
+/// A time series from `lgssm`, `sv` or `garch` (see the module docs), column `y`.
+fn simulate_series(model: &str, n: usize, seed: u64, settings: &Settings) -> Result<Table, Error> {
+    let mut rng = chain_rng(seed, 0);
+    let y = if model == "garch" {
+        let t = crate::ssm::garch::TRUTH_ABG;
+        let alpha = positive(settings, "alpha", t[0])?;
+        let beta = positive(settings, "beta", t[1])?;
+        let gamma = positive(settings, "gamma", t[2])?;
+        let tau = positive(settings, "tau", t[3])?;
+        if beta + gamma >= 1.0 {
+            return Err(Error::setting(
+                "beta",
+                "beta + gamma must be < 1 (stationarity)",
+            ));
+        }
+        let theta = Garch::theta_from_abg(alpha, beta, gamma, tau);
+        Garch::default().simulate(&theta, n, &mut rng).1
+    } else {
+        let t = if model == "sv" {
+            crate::ssm::sv::TRUTH
+        } else {
+            crate::ssm::lgssm::TRUTH
+        };
+        let phi = settings.f64_or("phi", t[0])?;
+        if !(phi.is_finite() && math::abs(phi) < 1.0) {
+            return Err(Error::setting("phi", "must be in (−1, 1) (stationarity)"));
+        }
+        let sigma = positive(settings, "sigma", t[1])?;
+        let tau = positive(settings, "tau", t[2])?;
+        let theta = Lgssm::theta(phi, sigma, tau);
+        if model == "sv" {
+            StochasticVolatility::default()
+                .simulate(&theta, n, &mut rng)
+                .1
+        } else {
+            Lgssm::default().simulate(&theta, n, &mut rng).1
+        }
+    };
+    Table::new(vec![String::from("y")], vec![y])
 }

@@ -16,6 +16,8 @@ pub mod mala;
 pub mod metric;
 pub mod minibatch_mh;
 pub mod nuts;
+pub mod pfsgld;
+pub mod pmmh;
 pub mod qnhmc;
 pub mod registry;
 pub mod rwmh;

@@ -155,7 +155,66 @@ pub static SAMPLERS: &[SamplerInfo] = &[
     crate::kernel::sgmcmc::ASGLD_CV_PS_INFO,
     crate::kernel::sgmcmc::DPP_SGLD_INFO,
     crate::kernel::qnhmc::QNHMC_INFO,
+    crate::kernel::pfsgld::PF_SGLD_INFO,
+    crate::kernel::pmmh::PMMH_INFO,
 ];
+
+/// Exact samplers that run on a time-series model with an exact likelihood (`lgssm`, Kalman).
+const SERIES_EXACT: &[&str] = &["rwmh", "mala", "hmc", "nuts"];
+
+/// Route time-series models and time-series samplers: `Some(result)` when this call decides,
+/// `None` to continue with the i.i.d. samplers.
+fn route_series(
+    config: &ChainConfig<'_>,
+    model: &Arc<dyn DataModel>,
+    rng: &mut ChainRng,
+) -> Option<Result<Box<dyn Chain>, Error>> {
+    match config.sampler {
+        "pf-sgld" => {
+            return Some(crate::kernel::pfsgld::build_chain(
+                config,
+                model.as_ref(),
+                rng,
+            ))
+        }
+        "pmmh" => {
+            return Some(crate::kernel::pmmh::build_chain(
+                config,
+                model.as_ref(),
+                rng,
+            ))
+        }
+        _ => {}
+    }
+    let series = model.as_series()?;
+    let name = series.ssm().name();
+    if SERIES_EXACT.contains(&config.sampler) {
+        if series.has_exact_likelihood() {
+            return None;
+        }
+        return Some(Err(Error::setting(
+            "sampler",
+            alloc::format!(
+                "`{}` needs an exact likelihood, which model `{name}` does not have: use pmmh \
+                 (exact, particle likelihood) or pf-sgld",
+                config.sampler
+            ),
+        )));
+    }
+    Some(Err(Error::setting(
+        "sampler",
+        alloc::format!(
+            "`{}` subsamples i.i.d. data and does not apply to the time-series model `{name}`: \
+             use pf-sgld or pmmh{}",
+            config.sampler,
+            if series.has_exact_likelihood() {
+                " (or the exact rwmh, mala, hmc, nuts with the Kalman likelihood)"
+            } else {
+                ""
+            }
+        ),
+    )))
+}
 
 /// The settings every exact sampler shares.
 struct Common {
@@ -261,6 +320,9 @@ pub fn build(
     let d = model.dim();
     if d == 0 {
         return Err(Error::data("the model has no parameters"));
+    }
+    if let Some(r) = route_series(config, &model, rng) {
+        return r;
     }
     if let "hmc-ecs" | "hmc-ecs-signed" = config.sampler {
         let signed = config.sampler == "hmc-ecs-signed";

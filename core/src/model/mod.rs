@@ -13,14 +13,18 @@ pub mod gaussian;
 pub mod glm;
 pub mod gmm;
 pub mod linear;
+pub mod pmf;
 pub mod prior;
 pub mod registry;
+pub mod series;
 
 pub use gaussian::GaussianMean;
 pub use glm::{GaussianNoise, Glm, GlmFamily, Logistic, Poisson, StudentT};
 pub use gmm::Gmm;
 pub use linear::{Linear, LinearUnknownNoise};
+pub use pmf::Pmf;
 pub use prior::Prior;
+pub use series::SeriesModel;
 
 /// A Bayesian model for n exchangeable data: log π(θ) = log p(θ) + Σᵢ ℓᵢ(θ).
 ///
@@ -91,6 +95,13 @@ pub trait DataModel: Send + Sync {
     /// Samplers with model-specific bounds or closed-form weights (SMH, preferential
     /// subsampling) use it; others ignore it.
     fn as_glm(&self) -> Option<&dyn GlmView> {
+        None
+    }
+
+    /// The time-series structure, when the model is a state-space model over one series
+    /// (`lgssm`, `sv`, `garch`): its data are not exchangeable, so subsampling samplers refuse
+    /// it and the time-series samplers (`pf-sgld`, `pmmh`) need it.
+    fn as_series(&self) -> Option<&series::SeriesModel> {
         None
     }
 

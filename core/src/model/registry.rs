@@ -12,11 +12,13 @@ use super::glm::{GaussianNoise, Glm, Logistic, Poisson, StudentT};
 use super::gmm::{self, Gmm};
 use super::linear::{self, LinearUnknownNoise};
 use super::prior::{Prior, DEFAULT_PRIOR_SCALE};
+use super::series::{SeriesModel, SsmKind};
 use crate::data::{Design, DesignSpec, Table};
 use crate::error::Error;
 use crate::model::DataModel;
 use crate::registry::{ModelInfo, ParamKind, ParamSpec};
 use crate::settings::Settings;
+use crate::ssm::InitialLaw;
 use alloc::string::String;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
@@ -194,10 +196,86 @@ pub static MODELS: &[ModelInfo] = &[
             PRIOR_SCALE,
         ],
     },
+    ModelInfo {
+        name: "pmf",
+        description: "Bayesian probabilistic matrix factorisation: columns user, item (0-based ids) and rating",
+        regression: false,
+        params: &[
+            ParamSpec {
+                key: "rank",
+                description: "Latent dimension k of the user and item factors",
+                kind: ParamKind::Int {
+                    default: super::pmf::DEFAULT_RANK,
+                    min: 1,
+                    max: 1000,
+                },
+            },
+            ParamSpec {
+                key: "precision",
+                description: "Observation precision β of the ratings (> 0)",
+                kind: ParamKind::Real {
+                    default: super::pmf::DEFAULT_PRECISION,
+                    min: 0.0,
+                    max: f64::INFINITY,
+                },
+            },
+            ParamSpec {
+                key: "prior_precision",
+                description: "Prior precision λ of every factor entry (> 0)",
+                kind: ParamKind::Real {
+                    default: super::pmf::DEFAULT_PRIOR_PRECISION,
+                    min: 0.0,
+                    max: f64::INFINITY,
+                },
+            },
+            ParamSpec {
+                key: "center",
+                description: "Subtract the mean rating (the prediction is mean + uᵢᵀvⱼ)",
+                kind: ParamKind::Bool(true),
+            },
+        ],
+    },
+    ModelInfo {
+        name: "lgssm",
+        description: "Time series: linear Gaussian state-space model x = φx₋₁ + σε, y = x + τη (one column)",
+        regression: false,
+        params: SERIES_PARAMS,
+    },
+    ModelInfo {
+        name: "sv",
+        description: "Time series: stochastic volatility x = φx₋₁ + σε, y ~ N(0, eˣτ²) (one column)",
+        regression: false,
+        params: SERIES_PARAMS,
+    },
+    ModelInfo {
+        name: "garch",
+        description: "Time series: GARCH(1,1) latent x ~ N(0, σₜ²) observed with noise τ (one column)",
+        regression: false,
+        params: SERIES_PARAMS,
+    },
+];
+
+const SERIES_PARAMS: &[ParamSpec] = &[
+    ParamSpec {
+        key: "initial",
+        description:
+            "Law of the state before y₁: stationary (the thesis) or normal N(0, initial_var)",
+        kind: ParamKind::Choice(&["stationary", "normal"]),
+    },
+    ParamSpec {
+        key: "initial_var",
+        description:
+            "Variance of the normal initial law (initial=normal; the authors' code uses 10)",
+        kind: ParamKind::Real {
+            default: 10.0,
+            min: 0.0,
+            max: f64::INFINITY,
+        },
+    },
 ];
 
 /// Models that are named in the design but not built yet.
-pub const NOT_YET_AVAILABLE: &[&str] = &["pmf", "lgssm", "sv", "garch"];
+pub const NOT_YET_AVAILABLE: &[&str] = &[];
 
 /// The error for a model that is planned but not available yet.
 pub fn not_yet_available(name: &str) -> Error {
@@ -373,8 +451,53 @@ pub fn gaussian_from_table(
     GaussianMean::new(y, dim, cols, cov, prior)
 }
 
+/// The `pmf` model: columns `user`, `item` (0-based whole-number ids) and the rating column
+/// (the response column when given, else `rating`); settings `rank`, `precision`,
+/// `prior_precision`, `center`.
+pub fn pmf_from_table(
+    table: &Table,
+    design: &DesignSpec,
+    settings: &Settings,
+) -> Result<super::Pmf, Error> {
+    let rank = settings.usize_in("rank", super::pmf::DEFAULT_RANK, 1, 1000)?;
+    let precision = positive(settings, "precision", super::pmf::DEFAULT_PRECISION)?;
+    let prior = positive(
+        settings,
+        "prior_precision",
+        super::pmf::DEFAULT_PRIOR_PRECISION,
+    )?;
+    let center = settings.bool_or("center", true)?;
+    let rating_col =
+        if !design.response.is_empty() && table.column_index(&design.response).is_some() {
+            design.response.clone()
+        } else {
+            String::from("rating")
+        };
+    let cols = [String::from("user"), String::from("item"), rating_col];
+    for c in &cols {
+        if table.column_index(c).is_none() {
+            return Err(Error::InvalidData {
+                row: None,
+                column: Some(c.clone()),
+                msg: String::from("no such column in the data (pmf reads user, item, rating)"),
+            });
+        }
+    }
+    check_finite(table, &cols)?;
+    super::Pmf::from_columns(
+        table.column(&cols[0])?,
+        table.column(&cols[1])?,
+        table.column(&cols[2])?,
+        rank,
+        precision,
+        prior,
+        center,
+    )
+}
+
 /// Build model `name` from `table`; model options come from `settings` (keys read are marked
-/// used). Planned models (`pmf`, `lgssm`, `sv`, `garch`) give a "not yet available" error; other
+/// used). Time-series models (`lgssm`, `sv`, `garch`) read one column (see
+/// [`SeriesModel::from_table`]); other
 /// unknown names give [`Error::Unknown`].
 pub fn build(
     name: &str,
@@ -446,6 +569,25 @@ pub fn build(
             Ok(Arc::new(Gmm::new(x.to_vec(), [v1, v2], nv, k)?))
         }
         "gaussian" => Ok(Arc::new(gaussian_from_table(table, design, settings)?)),
+        "pmf" => Ok(Arc::new(pmf_from_table(table, design, settings)?)),
+        "lgssm" | "sv" | "garch" => {
+            let initial =
+                match settings.choice("initial", "stationary", &["stationary", "normal"])? {
+                    "normal" => InitialLaw::Normal {
+                        var: positive(settings, "initial_var", 10.0)?,
+                    },
+                    _ => {
+                        reject(settings, "initial_var", "with initial=stationary")?;
+                        InitialLaw::Stationary
+                    }
+                };
+            let kind = SsmKind::from_name(name, initial)?;
+            Ok(Arc::new(SeriesModel::from_table(
+                kind,
+                table,
+                &design.response,
+            )?))
+        }
         other if NOT_YET_AVAILABLE.contains(&other) => Err(not_yet_available(other)),
         other => Err(Error::Unknown {
             what: "model",

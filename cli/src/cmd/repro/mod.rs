@@ -7,6 +7,7 @@
 
 mod hmc_ecs;
 mod minibatch_mh;
+mod qnhmc;
 mod sgmcmc;
 mod smh;
 
@@ -68,6 +69,12 @@ const EXPERIMENTS: &[(&str, &str)] = &[
          (95/5) logistic regression, N = 10^3: gradient pseudo-variance and KSD at equal data \
          passes vs exact NUTS (200 passes, 4 chains; --quick: 20 passes, 2 chains)",
     ),
+    (
+        "qnhmc",
+        "Fu et al. 2016 Table 1: QNHMC vs HMC at the paper's step, tuned HMC, tuned QNHMC and \
+         preconditioned HMC on the 100-d Gaussian 11^T + 4I: lag-1 autocorrelation and ESS along 1 \
+         and orthogonal, gradients per ESS (--quick: 2000 + 5000 iterations)",
+    ),
 ];
 
 /// `tallmc repro`.
@@ -103,6 +110,7 @@ pub fn repro(a: &ReproArgs) -> Result<(), CliError> {
         "hmc-ecs" => hmc_ecs::run(a, out),
         "smh" => smh::run(a, out),
         "minibatch-mh" => minibatch_mh::run(a, out),
+        "qnhmc" => qnhmc::run(a, out),
         "sgmcmc" => sgmcmc::run(a, out),
         _ => Err(CliError::internal(format!(
             "experiment `{name}` is listed but not implemented"
