@@ -11,6 +11,8 @@
 // Extra columns (e.g. KSD) plug in without touching this file:
 //   import { registerCompareColumn } from './compare.js';
 //   registerCompareColumn({ key: 'ksd', label: 'KSD', compute: async (result, tools) => number });
+// The KSD column is computed here (ksd-worker.js: IMQ kernel, exact scores, thinned kept draws);
+// a later registration under 'ksd' replaces it.
 // `result` = { config, names, chains: [{ draws: Float64Array (post warm-up, row-major n × d),
 // signs }], d, signed, summary, chainConfig (the JSON config the chain workers got, without
 // `chain`), f (the form), data ({ key, names, nrows }) }; `tools.copyData()` resolves to
@@ -29,6 +31,23 @@ export function registerCompareColumn({ key, label, compute }) {
   columns.set(key, { label, compute });
   if (ctx) renderTable();
 }
+
+/** KSD of a finished configuration: its kept draws in a KSD worker (ksd-worker.js, exact scores). */
+function ksdOf(result, tools) {
+  return tools.copyData().then(({ names, values }) => new Promise((resolve, reject) => {
+    const w = new Worker(new URL('./ksd-worker.js', import.meta.url), { type: 'module' });
+    w.onerror = (e) => { w.terminate(); reject(new Error(e.message ?? 'KSD worker failed')); };
+    w.onmessage = (ev) => {
+      w.terminate();
+      if (ev.data.type === 'error') reject(new Error(ev.data.message));
+      else resolve(ev.data.result ? ev.data.result.joint : NaN);
+    };
+    w.postMessage({ type: 'start', config: result.chainConfig, names, values, chains: result.chains.length, signed: result.signed, maxDraws: 0 }, [values.buffer]);
+    result.chains.forEach((c, k) => w.postMessage({ type: 'push', chain: k, draws: c.draws, signs: result.signed ? c.signs : null }));
+    w.postMessage({ type: 'compute', id: 'final' });
+  }));
+}
+columns.set('ksd', { label: 'KSD', compute: ksdOf });
 
 let ctx = null; // from app.js: { readForm, getData, askData, samplerInfo, showError, params, registry }
 const cmp = { configs: [], results: [], running: null, ref: 0 };
