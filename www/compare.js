@@ -147,11 +147,18 @@ function addCurrent() {
 
 function updateUrl() {
   const q = new URLSearchParams(location.search);
-  if (cmp.configs.length) q.set('compare', cmp.configs.map(configText).join(';'));
-  else q.delete('compare');
-  q.set('ref', String(cmp.ref));
-  if (!cmp.configs.length) q.delete('ref');
+  q.delete('compare');
+  q.delete('ref');
+  for (const [k, v] of compareQuery()) q.set(k, v);
   history.replaceState(null, '', `?${q}`);
+  const share = document.getElementById('share');
+  if (share) {
+    const s = new URLSearchParams(share.getAttribute('href')?.replace(/^[^?]*\?/, '') ?? '');
+    s.delete('compare');
+    s.delete('ref');
+    for (const [k, v] of compareQuery()) s.set(k, v);
+    share.href = `?${s}`;
+  }
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -527,6 +534,12 @@ export function compareReady() {
   if (cmp.ref < 0) cmp.ref = defaultRef();
   renderList();
   renderTable();
+}
+
+/** The compare configurations as URL query pairs (kept in the playground's share link). */
+export function compareQuery() {
+  if (!cmp.configs.length) return [];
+  return [['compare', cmp.configs.map(configText).join(';')], ['ref', String(Math.max(0, cmp.ref))]];
 }
 
 /** Read-only view for tests and the console. */

@@ -38,6 +38,13 @@ test('compare mode: nuts and hmc-ecs agree within 0.15 sd on logistic data', asy
   // One density curve per configuration, and a detail table per configuration.
   assert.ok(await page.locator('[data-testid=compare-density] canvas').count() > 0, 'density plot not drawn');
   assert.equal(await page.locator('[data-testid=compare-detail]').count(), 2);
+  // The share link keeps the comparison; the form's sampler and settings can be added to it.
+  assert.match(await page.getAttribute('[data-testid=share-link]', 'href'), /compare=nuts%3Bhmc-ecs/);
+  await page.click('[data-testid=compare-clear]');
+  await page.selectOption('[data-testid=sampler-select]', 'sgld');
+  await page.fill('[data-setting=batch_size]', '50');
+  await page.click('[data-testid=compare-add]');
+  assert.deepEqual((await page.evaluate(() => window.tallmc.compare())).configs, ['sgld:batch_size=50']);
   assert.deepEqual(errors, []);
   assert.deepEqual(foreign, []);
   await page.close();
