@@ -89,11 +89,14 @@ fn max_rel(a: &[f64], b: &[f64]) -> f64 {
 }
 
 #[test]
-fn registry_lists_the_six_models_with_unique_keys() {
+fn registry_lists_every_model_with_unique_keys() {
     let names: Vec<&str> = models().iter().map(|m| m.name).collect();
     assert_eq!(
         names,
-        ["logistic", "linear", "robust", "poisson", "gmm", "gaussian", "pmf"]
+        [
+            "logistic", "linear", "robust", "poisson", "gmm", "gaussian", "pmf", "lgssm", "sv",
+            "garch"
+        ]
     );
     for m in models() {
         for (i, p) in m.params.iter().enumerate() {

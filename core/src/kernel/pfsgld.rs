@@ -190,7 +190,7 @@ pub enum WindowGradient {
 /// Options of a [`PfSgldChain`].
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PfSgldOptions {
-    /// Step-size schedule (its h₀ is the step; NaN h₀ = auto, 0.02/T).
+    /// Step-size schedule (its h₀ is the step; NaN h₀ = auto, 0.1/T).
     pub schedule: StepSchedule,
     /// Subsequence length and buffer.
     pub window: BufferConfig,
