@@ -2,6 +2,7 @@
 // live plots and diagnostics. The main thread only stores batches and draws decimated plots;
 // sampling, parsing and diagnostics run in workers.
 import { TracePlot, HistPlot, AcfPlot, drawPair } from './plots.js';
+import { KsdPanel } from './ksd.js';
 import { initCompare, compareReady, compareState } from './compare.js';
 
 const $ = (id) => document.getElementById(id);
@@ -410,7 +411,8 @@ async function startRun() {
   let copies;
   try {
     data = await getData(f);
-    copies = (await askData({ type: 'copies', key: data.key, k: f.chains })).copies;
+    // One copy per chain, plus one for the KSD worker's model.
+    copies = (await askData({ type: 'copies', key: data.key, k: f.chains + 1 })).copies;
   } catch (e) {
     showError(e.message);
     setRunning(false);
@@ -438,6 +440,7 @@ async function startRun() {
     finalRequested: false,
     dirty: true,
   };
+  state.run?.ksd?.close();
   state.run = run;
   document.body.dataset.state = 'running';
   $('diagnostics').querySelector('tbody').replaceChildren();
@@ -470,6 +473,12 @@ async function startRun() {
     const values = copies[c];
     w.postMessage({ type: 'start', config, draws: f.draws, names: data.names, values }, [values.buffer]);
   }
+  // Kernel Stein discrepancy of the kept draws, in its own worker (ksd.js).
+  run.ksd = new KsdPanel({
+    config: { model: f.model, sampler: f.sampler, response: f.response, features: f.features, intercept: f.intercept, standardize: f.standardize, warmup: f.warmup, settings: f.settings, seed: f.seed },
+    names: data.names, values: copies[f.chains], chains: f.chains, signed: !!samplerInfo(f.sampler)?.signed, warmup: f.warmup,
+    onError: (msg) => showError(msg),
+  });
   scheduleRender();
 }
 
@@ -488,6 +497,10 @@ function onChainMessage(run, ch, m) {
         run.d = m.dim;
         run.signed = m.signed;
         run.nData = m.nData;
+        // Exactness can depend on the settings (qnhmc adapt=continuous): the chain reports it.
+        const desc = $('sampler-desc');
+        desc.textContent = desc.textContent.replace(/ \(not exact with these settings\)$/, '');
+        if (m.exact === false && samplerInfo($('sampler').value)?.exact) desc.textContent += ' (not exact with these settings)';
         // Kernel extras shown as per-iteration plots (HMC-ECS: subsample fraction, σ̂²).
         const names = Array.from(m.extraNames ?? []);
         run.extraNames = names;
@@ -529,6 +542,7 @@ function onChainMessage(run, ch, m) {
         const signs = b.sign.subarray(nw);
         if (run.signed) ch.signs.push(signs);
         run.diag?.postMessage({ type: 'push', chain: ch.c, draws: post, signs: run.signed ? signs : null });
+        run.ksd?.push(ch.c, post, run.signed ? signs : null);
       }
       run.dirty = true;
       scheduleRender();
@@ -622,6 +636,7 @@ function startDiag(run) {
 }
 
 function requestDiag(run, final = false) {
+  run.ksd?.request(final);
   if (!run.diag || (run.diagPending && !final)) return;
   run.diagPending = true;
   run.diagLast = performance.now();

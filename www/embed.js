@@ -158,6 +158,8 @@ const PALETTE = ['#2b6cb0', '#c05621', '#2f855a', '#9b2c2c', '#6b46c1', '#b7791f
 /** Attributes the element reads itself; any other attribute naming a sampler or model setting is a setting. */
 const OWN_ATTRS = new Set(['model', 'sampler', 'data', 'n', 'd', 'data-seed', 'chains', 'warmup', 'draws',
   'seed', 'param', 'response', 'intercept', 'standardize', 'settings', 'autostart', 'extra', 'label']);
+/** Global HTML attributes, never settings (besides data-*, aria-* and on* handlers). */
+const HTML_ATTRS = new Set(['id', 'class', 'style', 'title', 'hidden', 'slot', 'part', 'lang', 'dir', 'tabindex', 'role', 'is', 'translate', 'inert']);
 /** Which per-iteration internal to show first (the sampler's own choice: its `extra` attribute). */
 const PREFERRED = ['points', 'batch_size', 'sign', 'filter_ess', 'ess', 'sigma2', 'n_batches', 'data_fraction', 'u_accept'];
 const RENDER_MS = 200;
@@ -311,9 +313,12 @@ export class TallmcSampler extends HTMLElement {
     if (!settings || typeof settings !== 'object' || Array.isArray(settings)) throw new Error('settings: not a JSON object');
     const specs = [...sInfo.params, ...(mInfo?.params ?? [])];
     for (const attr of this.getAttributeNames()) {
-      if (OWN_ATTRS.has(attr)) continue;
+      if (OWN_ATTRS.has(attr) || HTML_ATTRS.has(attr) || /^(data-|aria-|on)/.test(attr)) continue;
       const p = specs.find((s) => s.key.toLowerCase() === attr);
-      if (p && !(p.key in settings)) settings[p.key] = this.getAttribute(attr);
+      // An attribute that is neither the element's nor a setting is a mistake: say so rather than
+      // silently run something else.
+      if (!p) throw new Error(`attribute “${attr}” is not a setting of ${sampler} or ${model} (settings: ${specs.map((s) => s.key).join(', ') || 'none'})`);
+      if (!(p.key in settings)) settings[p.key] = this.getAttribute(attr);
     }
     const seed = a('seed', '1').trim();
     if (!/^\d+$/.test(seed)) throw new Error(`seed: expected a whole number ≥ 0, got "${seed}"`);

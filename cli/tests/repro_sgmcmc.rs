@@ -1,7 +1,7 @@
 //! `tallmc repro sgmcmc` at a tiny hidden size: the table, the variance CSV and the method CSV
 //! are written, NUTS and every SG-MCMC sampler of the registry have a row with a finite KSD,
-//! and the closed-form pseudo-variances order as the thesis says (CV ≪ naive, approximate PS
-//! below uniform, the optimum below both).
+//! the closed-form pseudo-variances order as the thesis says (CV ≪ naive, approximate PS below
+//! uniform, the optimum below both) and the empirical DPP rows are finite.
 
 mod common;
 use common::{tallmc, TempDir};
@@ -39,14 +39,21 @@ fn sgmcmc_writes_table_and_csvs() {
     }
 
     let v = std::fs::read_to_string(dir.0.join("sgmcmc_variance.csv")).unwrap();
+    assert!(v.starts_with("method,weights,batch,pseudo_variance,se,ratio_to_sgld\n"));
+    // The weights field is quoted and may hold commas: read the numbers from the right.
     let vals: Vec<f64> = v
         .lines()
         .skip(1)
-        .map(|l| l.rsplit(',').nth(1).unwrap().parse().unwrap())
+        .map(|l| l.rsplit(',').nth(2).unwrap().parse().unwrap())
         .collect();
-    // Rows: SGLD WOR, SGLD WR, SGLD-PS, SGLD optimal, CV WOR, CV-PS, CV optimal.
-    assert_eq!(vals.len(), 7);
+    // Rows: SGLD WOR, SGLD WR, SGLD-PS, SGLD optimal, CV WOR, CV-PS, CV optimal (closed
+    // forms), then five empirical DPP rows (w = 0.1, 0.4, 0.7, 1 with 1/πᵢ; w = 0.1 thesis).
+    assert_eq!(vals.len(), 12);
     assert!(vals[3] <= vals[2] && vals[2] < vals[1], "{vals:?}");
     assert!(vals[6] <= vals[5] && vals[5] < vals[4], "{vals:?}");
     assert!(vals[4] < vals[0], "{vals:?}");
+    assert!(
+        vals[7..].iter().all(|v| v.is_finite() && *v > 0.0),
+        "{vals:?}"
+    );
 }

@@ -21,6 +21,13 @@
 //! `alpha`, `beta`, `gamma`, `tau` (default (0.1, 0.8, 0.05, 0.3)). [`true_parameters`] returns
 //! the defaults on the samplers' unconstrained scale ((φ, log σ, log τ), or
 //! (log μ, logit φ, logit λ, log τ) for `garch`).
+//!
+//! `pmf` (`d` = rank k): columns `user`, `item`, `rating`; U = `users` (default 50) users and
+//! I = `items` (default 40) items, true factors uᵢ, vⱼ ~ N(0, k^{−1/2} I) (so sd(uᵢᵀvⱼ) = 1),
+//! drawn users first then items (the model's θ layout); each row picks a user and an item
+//! uniformly (with replacement) and rating = 3 + uᵢᵀvⱼ + σε, σ = `noise_sd` (default √½, the
+//! model's default precision β = 2). Ratings are continuous (not rounded to 1..5).
+//! [`true_parameters`] uses the default U and I.
 
 use crate::data::Table;
 use crate::dist::{bernoulli, gamma, normal, poisson, std_normal};
@@ -42,8 +49,52 @@ pub const MAX_D: usize = 10_000;
 
 /// Models [`simulate`] can produce data for.
 pub const SIMULATED_MODELS: &[&str] = &[
-    "logistic", "linear", "robust", "poisson", "gmm", "gaussian", "lgssm", "sv", "garch",
+    "logistic", "linear", "robust", "poisson", "gmm", "gaussian", "pmf", "lgssm", "sv", "garch",
 ];
+
+/// Default number of users of the `pmf` simulator (`users`).
+pub const PMF_DEFAULT_USERS: usize = 50;
+/// Default number of items of the `pmf` simulator (`items`).
+pub const PMF_DEFAULT_ITEMS: usize = 40;
+/// Offset of simulated `pmf` ratings.
+pub const PMF_OFFSET: f64 = 3.0;
+
+/// True `pmf` factors: (users + items) · k entries N(0, k^{−1/2}).
+fn pmf_theta(k: usize, users: usize, items: usize, rng: &mut ChainRng) -> Vec<f64> {
+    let sd = math::pow(k as f64, -0.25);
+    (0..(users + items) * k)
+        .map(|_| normal(rng, 0.0, sd))
+        .collect()
+}
+
+fn simulate_pmf(n: usize, k: usize, seed: u64, settings: &Settings) -> Result<Table, Error> {
+    let users = settings.usize_in("users", PMF_DEFAULT_USERS, 1, 1_000_000)?;
+    let items = settings.usize_in("items", PMF_DEFAULT_ITEMS, 1, 1_000_000)?;
+    let noise = positive(settings, "noise_sd", math::sqrt(0.5))?;
+    if (users + items)
+        .checked_mul(k)
+        .is_none_or(|d| d > 100_000_000)
+    {
+        return Err(Error::setting("d", "(users + items) × rank is too large"));
+    }
+    let mut rng = chain_rng(seed, 0);
+    let theta = pmf_theta(k, users, items, &mut rng);
+    let mut cols: Vec<Vec<f64>> = (0..3).map(|_| Vec::with_capacity(n)).collect();
+    for _ in 0..n {
+        let i = crate::rng::uniform_index(&mut rng, users);
+        let j = crate::rng::uniform_index(&mut rng, items);
+        let (a, b) = (i * k, (users + j) * k);
+        let uv: f64 = (0..k).map(|c| theta[a + c] * theta[b + c]).sum();
+        cols[0].push(i as f64);
+        cols[1].push(j as f64);
+        cols[2].push(PMF_OFFSET + uv + noise * std_normal(&mut rng));
+    }
+    let names = ["user", "item", "rating"]
+        .iter()
+        .map(|s| String::from(*s))
+        .collect();
+    Table::new(names, cols)
+}
 
 fn check_model(model: &str) -> Result<(), Error> {
     if SIMULATED_MODELS.contains(&model) {
@@ -117,6 +168,9 @@ pub fn true_parameters(model: &str, d: usize, seed: u64) -> Result<Vec<f64>, Err
         check_d(d)?;
     }
     let mut rng = chain_rng(seed, 0);
+    if model == "pmf" {
+        return Ok(pmf_theta(d, PMF_DEFAULT_USERS, PMF_DEFAULT_ITEMS, &mut rng));
+    }
     Ok(draw_theta(model, d, &mut rng))
 }
 
@@ -136,8 +190,9 @@ fn student_t(rng: &mut ChainRng, nu: f64) -> f64 {
     z / math::sqrt(g)
 }
 
-/// Synthetic data for `model`: `n` rows, `d` parameters, reproducible from `seed`. Simulation
-/// options are read from `settings` (`noise_sd`, `nu`, `noise_var`, `correlation`, `rho`, `sd`;
+/// Synthetic data for `model`: `n` rows, `d` parameters (`pmf`: the rank), reproducible from
+/// `seed`. Simulation options are read from `settings` (`noise_sd`, `nu`, `noise_var`,
+/// `correlation`, `rho`, `sd`, `users`, `items`;
 /// keys read are marked used; other keys are left for the caller to check).
 pub fn simulate(
     model: &str,
@@ -159,6 +214,9 @@ pub fn simulate(
         if n.checked_mul(d).is_none() {
             return Err(Error::setting("n", "n × d is too large"));
         }
+    }
+    if model == "pmf" {
+        return simulate_pmf(n, d, seed, settings);
     }
     let mut rng = chain_rng(seed, 0);
     let theta = draw_theta(model, d, &mut rng);

@@ -93,7 +93,7 @@ fn registry_lists_the_six_models_with_unique_keys() {
     let names: Vec<&str> = models().iter().map(|m| m.name).collect();
     assert_eq!(
         names,
-        ["logistic", "linear", "robust", "poisson", "gmm", "gaussian"]
+        ["logistic", "linear", "robust", "poisson", "gmm", "gaussian", "pmf"]
     );
     for m in models() {
         for (i, p) in m.params.iter().enumerate() {
@@ -281,14 +281,7 @@ fn bad_settings_and_names() {
         matches!(s.check_all_used(), Err(Error::UnknownSetting { key }) if key == "prior_scal")
     );
     // planned and unknown models
-    for m in ["pmf"] {
-        let e = build_model(m, &t, &spec("y"), &Settings::new())
-            .err()
-            .unwrap();
-        assert!(e.to_string().contains("not yet available"), "{m}: {e}");
-        let e = simulate(m, 10, 2, 1, &Settings::new()).err().unwrap();
-        assert!(e.to_string().contains("not yet available"), "{m}: {e}");
-    }
+    // (every planned model is available now: lgssm, sv, garch are tested in ssm_samplers.rs)
     assert!(matches!(
         build_model("lasso", &t, &spec("y"), &Settings::new()),
         Err(Error::Unknown { what: "model", name }) if name == "lasso"

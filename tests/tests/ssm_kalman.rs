@@ -1,3 +1,4 @@
+#![allow(clippy::needless_range_loop)]
 //! AT2 part one (Putcha 2024, ch. 3): the Kalman/RTS Fisher-identity gradient of the exact LGSSM
 //! log-likelihood equals central finite differences, with the stationary initial law (whose
 //! θ-dependence must be included) and with a θ-free N(0, 10) law. Also checks the filter's

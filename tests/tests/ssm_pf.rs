@@ -1,3 +1,4 @@
+#![allow(clippy::needless_range_loop)]
 //! AT1 and AT2 (particle part) of Putcha 2024, ch. 3, on the LGSSM where the Kalman filter is
 //! exact: φ = 0.9, σ = 0.7, τ = 1, stationary initial law one step before y₁.
 //!
@@ -120,7 +121,7 @@ fn adaptive_resampling_resamples_less_and_reports_ess() {
     assert!(adaptive
         .ess()
         .iter()
-        .all(|&e| e >= 1.0 - 1e-9 && e <= 200.0 + 1e-9));
+        .all(|&e| (1.0 - 1e-9..=200.0 + 1e-9).contains(&e)));
     // after an ESS drop below N/2 the next step resamples, so between resampling events the
     // ESS path only falls; the count of resampling events is the count of sub-threshold steps
     let below = adaptive.ess()[..255].iter().filter(|&&e| e < 100.0).count();

@@ -1,3 +1,4 @@
+#![allow(clippy::needless_range_loop)]
 //! Resampling schemes: offspring counts are unbiased (E[Oᵢ] = N Wᵢ within 4 SE for every
 //! scheme), systematic and residual counts always lie in {⌊NWᵢ⌋, ⌈NWᵢ⌉}, stratified and systematic
 //! have smaller count variance than multinomial, and the output is N sorted valid indices.

@@ -106,7 +106,8 @@ impl KsdCore {
         for (r, row) in draws.chunks_exact(d).enumerate() {
             let i = self.counts[chain];
             self.counts[chain] += 1;
-            if i % self.stride == 0 {
+            // The stride is a power of two.
+            if i & (self.stride - 1) == 0 {
                 self.stored[chain].push(Stored {
                     index: i,
                     theta: row.to_vec(),
@@ -122,7 +123,7 @@ impl KsdCore {
                 self.stride *= 2;
                 let s = self.stride;
                 for c in &mut self.stored {
-                    c.retain(|p| p.index % s == 0);
+                    c.retain(|p| p.index & (s - 1) == 0);
                 }
             }
         }

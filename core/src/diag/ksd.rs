@@ -183,7 +183,7 @@ fn shape(points: &[f64], scores: &[f64], d: usize) -> Result<usize, Error> {
     if d == 0 {
         return Err(Error::data("KSD: the dimension must be at least 1"));
     }
-    if points.len() % d != 0 || scores.len() != points.len() {
+    if points.len() / d * d != points.len() || scores.len() != points.len() {
         return Err(Error::data(alloc::format!(
             "KSD: {} point values and {} score values do not form K × {d} arrays",
             points.len(),

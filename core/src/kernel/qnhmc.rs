@@ -373,6 +373,7 @@ impl InverseHessian {
 /// C, `steps` gradient calls). Returns the steps done: it stops early (divergent) when log π or
 /// its gradient is not finite or U(θ) exceeds `h0` + [`MAX_ENERGY_ERROR`]. `record` receives, for
 /// each step done, s = θ₊ − θ then y = ∇U(θ₊) − ∇U(θ) (2d numbers per step).
+#[allow(clippy::too_many_arguments)]
 pub fn qn_integrate<T: LogDensity + ?Sized>(
     target: &T,
     c: &InverseHessian,

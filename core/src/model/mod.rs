@@ -13,6 +13,7 @@ pub mod gaussian;
 pub mod glm;
 pub mod gmm;
 pub mod linear;
+pub mod pmf;
 pub mod prior;
 pub mod registry;
 pub mod series;
@@ -21,6 +22,7 @@ pub use gaussian::GaussianMean;
 pub use glm::{GaussianNoise, Glm, GlmFamily, Logistic, Poisson, StudentT};
 pub use gmm::Gmm;
 pub use linear::{Linear, LinearUnknownNoise};
+pub use pmf::Pmf;
 pub use prior::Prior;
 pub use series::SeriesModel;
 

@@ -197,6 +197,45 @@ pub static MODELS: &[ModelInfo] = &[
         ],
     },
     ModelInfo {
+        name: "pmf",
+        description: "Bayesian probabilistic matrix factorisation: columns user, item (0-based ids) and rating",
+        regression: false,
+        params: &[
+            ParamSpec {
+                key: "rank",
+                description: "Latent dimension k of the user and item factors",
+                kind: ParamKind::Int {
+                    default: super::pmf::DEFAULT_RANK,
+                    min: 1,
+                    max: 1000,
+                },
+            },
+            ParamSpec {
+                key: "precision",
+                description: "Observation precision β of the ratings (> 0)",
+                kind: ParamKind::Real {
+                    default: super::pmf::DEFAULT_PRECISION,
+                    min: 0.0,
+                    max: f64::INFINITY,
+                },
+            },
+            ParamSpec {
+                key: "prior_precision",
+                description: "Prior precision λ of every factor entry (> 0)",
+                kind: ParamKind::Real {
+                    default: super::pmf::DEFAULT_PRIOR_PRECISION,
+                    min: 0.0,
+                    max: f64::INFINITY,
+                },
+            },
+            ParamSpec {
+                key: "center",
+                description: "Subtract the mean rating (the prediction is mean + uᵢᵀvⱼ)",
+                kind: ParamKind::Bool(true),
+            },
+        ],
+    },
+    ModelInfo {
         name: "lgssm",
         description: "Time series: linear Gaussian state-space model x = φx₋₁ + σε, y = x + τη (one column)",
         regression: false,
@@ -235,8 +274,8 @@ const SERIES_PARAMS: &[ParamSpec] = &[
     },
 ];
 
-/// Models that are named in the design but not built yet.
-pub const NOT_YET_AVAILABLE: &[&str] = &["pmf"];
+/// Models that are named in the design but not built yet (none left).
+pub const NOT_YET_AVAILABLE: &[&str] = &[];
 
 /// The error for a model that is planned but not available yet.
 pub fn not_yet_available(name: &str) -> Error {
@@ -412,9 +451,53 @@ pub fn gaussian_from_table(
     GaussianMean::new(y, dim, cols, cov, prior)
 }
 
+/// The `pmf` model: columns `user`, `item` (0-based whole-number ids) and the rating column
+/// (the response column when given, else `rating`); settings `rank`, `precision`,
+/// `prior_precision`, `center`.
+pub fn pmf_from_table(
+    table: &Table,
+    design: &DesignSpec,
+    settings: &Settings,
+) -> Result<super::Pmf, Error> {
+    let rank = settings.usize_in("rank", super::pmf::DEFAULT_RANK, 1, 1000)?;
+    let precision = positive(settings, "precision", super::pmf::DEFAULT_PRECISION)?;
+    let prior = positive(
+        settings,
+        "prior_precision",
+        super::pmf::DEFAULT_PRIOR_PRECISION,
+    )?;
+    let center = settings.bool_or("center", true)?;
+    let rating_col =
+        if !design.response.is_empty() && table.column_index(&design.response).is_some() {
+            design.response.clone()
+        } else {
+            String::from("rating")
+        };
+    let cols = [String::from("user"), String::from("item"), rating_col];
+    for c in &cols {
+        if table.column_index(c).is_none() {
+            return Err(Error::InvalidData {
+                row: None,
+                column: Some(c.clone()),
+                msg: String::from("no such column in the data (pmf reads user, item, rating)"),
+            });
+        }
+    }
+    check_finite(table, &cols)?;
+    super::Pmf::from_columns(
+        table.column(&cols[0])?,
+        table.column(&cols[1])?,
+        table.column(&cols[2])?,
+        rank,
+        precision,
+        prior,
+        center,
+    )
+}
+
 /// Build model `name` from `table`; model options come from `settings` (keys read are marked
 /// used). Time-series models (`lgssm`, `sv`, `garch`) read one column (see
-/// [`SeriesModel::from_table`]). Planned models (`pmf`) give a "not yet available" error; other
+/// [`SeriesModel::from_table`]). Planned models give a "not yet available" error; other
 /// unknown names give [`Error::Unknown`].
 pub fn build(
     name: &str,
@@ -486,6 +569,7 @@ pub fn build(
             Ok(Arc::new(Gmm::new(x.to_vec(), [v1, v2], nv, k)?))
         }
         "gaussian" => Ok(Arc::new(gaussian_from_table(table, design, settings)?)),
+        "pmf" => Ok(Arc::new(pmf_from_table(table, design, settings)?)),
         "lgssm" | "sv" | "garch" => {
             let initial =
                 match settings.choice("initial", "stationary", &["stationary", "normal"])? {

@@ -49,6 +49,15 @@ impl BufferConfig {
         }
         Ok(BufferConfig { subseq_len, buffer })
     }
+
+    /// From settings: `subseq_len` (S, default 40 as in the thesis' SGLD runs, ≥ 1) and `buffer`
+    /// (B, default 10, ≥ 0).
+    pub fn from_settings(settings: &crate::settings::Settings) -> Result<Self, Error> {
+        Self::new(
+            settings.usize_in("subseq_len", 40, 1, usize::MAX)?,
+            settings.usize_in("buffer", 10, 0, usize::MAX)?,
+        )
+    }
 }
 
 /// A buffered window, as 0-based half-open index ranges into y.
@@ -155,6 +164,13 @@ pub fn kalman_window_gradient(
     grad: &mut [f64],
 ) -> Result<GradInfo, Error> {
     check(theta, 3, y)?;
+    if grad.len() != 3 {
+        return Err(Error::Dimension {
+            what: "grad",
+            expected: 3,
+            got: grad.len(),
+        });
+    }
     let t_len = y.len();
     let w = Window::new(t_len, cfg, sub_start);
     let mut cw = Vec::with_capacity(w.len());

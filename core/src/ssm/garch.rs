@@ -8,16 +8,19 @@
 //! θ = (log μ, logit φ, logit λ, log τ); η = (μ, φ, λ, τ, ln τ²). Stationarity (β+γ < 1) holds for
 //! every θ.
 //!
-//! The state is the pair [xₜ, σₜ²]; σₜ² is propagated deterministically. Initial law
-//! (`Stationary`): x₀ ~ N(0, μ), σ₀² = μ (the thesis' ν₀ = N(0, α/(1−β−γ)); the authors' code
-//! sets σ₀² = 0, spec pitfall 7 recommends μ).
+//! The state is [xₜ, σₜ², Dₜ] with Dₜ = dσₜ²/d(log μ, logit φ, logit λ) the total derivative of
+//! the conditional variance along the path (x fixed); σₜ² and Dₜ are propagated
+//! deterministically. Initial law (`Stationary`): x₀ ~ N(0, μ), σ₀² = μ, D₀ = (μ, 0, 0) (the
+//! thesis' ν₀ = N(0, α/(1−β−γ)); the authors' code sets σ₀² = 0, spec pitfall 7 recommends μ).
 //!
-//! Complete-data score (A.1.23), Cₜ = (xₜ² − σₜ²)/(2σₜ⁴):
-//! ∂log μ = Cₜ μ(1−φ), ∂logit φ = Cₜ(λxₜ₋₁² + (1−λ)σₜ₋₁² − μ)φ(1−φ),
-//! ∂logit λ = Cₜ φ(xₜ₋₁² − σₜ₋₁²)λ(1−λ), ∂log τ = (yₜ − xₜ)²/τ² − 1.
-//! As in the thesis, σₜ₋₁² is treated as part of the state and not differentiated through the
-//! recursion (spec pitfall 12). Because σₜ₋₁² is itself a function of θ along a path, this
-//! "augmented-state" score is an approximation of ∇θ log p(y₁:T|θ), not an exact Fisher identity.
+//! Complete-data score, Cₜ = (xₜ² − σₜ²)/(2σₜ⁴):
+//! ∂(log μ, logit φ, logit λ) = Cₜ Dₜ,  ∂log τ = (yₜ − xₜ)²/τ² − 1, with
+//! Dₜ = ∂σₜ²/∂θ + γ Dₜ₋₁ (γ = φ(1−λ) = ∂σₜ²/∂σₜ₋₁²) and the direct derivatives
+//! ∂log μ = μ(1−φ), ∂logit φ = (λxₜ₋₁² + (1−λ)σₜ₋₁² − μ)φ(1−φ), ∂logit λ = φ(xₜ₋₁² − σₜ₋₁²)λ(1−λ).
+//! The thesis (A.1.23) keeps only the direct part, i.e. treats σₜ₋₁² as a θ-free state (spec
+//! pitfall 12); since σₜ² is a deterministic function of θ and x₀:ₜ₋₁, that is not the gradient
+//! of log p(x₀:T, y₁:T|θ), and Fisher's identity needs the total derivative carried here. The
+//! difference is small when γ is small (0.05 at the thesis truth) and large when λ → 0.
 //!
 //! Priors (thesis A.1.24 where usable; densities on θ, up to constants):
 //! (φ+1)/2 ~ Beta(10, 1.5) restricted to φ ∈ (0, 1); (λ+1)/2 ~ Beta(20, 1.5) restricted to
@@ -45,7 +48,7 @@ pub const TRUTH_ABG: [f64; 4] = [0.1, 0.8, 0.05, 0.3];
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Garch {
     /// Law of [x₀, σ₀²]: `Stationary` is N(0, μ) with σ₀² = μ, `Normal{var}` is N(0, var)
-    /// with σ₀² = var.
+    /// with σ₀² = var (θ-free, D₀ = 0).
     pub initial: InitialLaw,
 }
 
@@ -84,6 +87,28 @@ impl Garch {
     fn variance(eta: &[f64], prev: &State) -> f64 {
         let (mu, phi, lambda) = (eta[0], eta[1], eta[2]);
         mu * (1.0 - phi) + phi * (lambda * prev[0] * prev[0] + (1.0 - lambda) * prev[1])
+    }
+
+    /// The state with value `x` after `prev`: [x, σₜ², Dₜ].
+    fn next(eta: &[f64], prev: &State, x: f64) -> State {
+        let (mu, phi, lambda) = (eta[0], eta[1], eta[2]);
+        let xp2 = prev[0] * prev[0];
+        let gamma = phi * (1.0 - lambda);
+        [
+            x,
+            Self::variance(eta, prev),
+            mu * (1.0 - phi) + gamma * prev[2],
+            (lambda * xp2 + (1.0 - lambda) * prev[1] - mu) * phi * (1.0 - phi) + gamma * prev[3],
+            phi * (xp2 - prev[1]) * lambda * (1.0 - lambda) + gamma * prev[4],
+        ]
+    }
+
+    /// The initial state with value `x`: [x, σ₀², D₀].
+    fn first(&self, eta: &[f64], x: f64) -> State {
+        match self.initial {
+            InitialLaw::Stationary => [x, eta[0], eta[0], 0.0, 0.0],
+            InitialLaw::Normal { var } => [x, var, 0.0, 0.0, 0.0],
+        }
     }
 
     fn initial_var(&self, eta: &[f64]) -> f64 {
@@ -160,7 +185,13 @@ impl StateSpaceModel for Garch {
     }
     fn sample_initial(&self, eta: &[f64], rng: &mut ChainRng) -> State {
         let v = self.initial_var(eta);
-        [normal(rng, 0.0, math::sqrt(v)), v]
+        self.first(eta, normal(rng, 0.0, math::sqrt(v)))
+    }
+    fn with_value(&self, eta: &[f64], prev: Option<&State>, x: f64) -> State {
+        match prev {
+            None => self.first(eta, x),
+            Some(p) => Self::next(eta, p, x),
+        }
     }
     fn log_initial(&self, eta: &[f64], x: &State) -> f64 {
         ln_normal(x[0], 0.0, self.initial_var(eta))
@@ -172,8 +203,9 @@ impl StateSpaceModel for Garch {
         }
     }
     fn sample_transition(&self, eta: &[f64], prev: &State, rng: &mut ChainRng) -> State {
-        let v = Self::variance(eta, prev);
-        [normal(rng, 0.0, math::sqrt(v)), v]
+        let mut s = Self::next(eta, prev, 0.0);
+        s[0] = normal(rng, 0.0, math::sqrt(s[1]));
+        s
     }
     fn log_transition(&self, eta: &[f64], prev: &State, x: &State) -> f64 {
         ln_normal(x[0], 0.0, Self::variance(eta, prev))
@@ -182,13 +214,14 @@ impl StateSpaceModel for Garch {
         ln_normal_lv(y, x[0], eta[3] * eta[3], eta[4])
     }
     fn grad_log_joint(&self, eta: &[f64], prev: &State, x: &State, y: f64, grad: &mut [f64]) {
-        let (mu, phi, lambda, tau) = (eta[0], eta[1], eta[2], eta[3]);
-        let s2 = Self::variance(eta, prev);
+        // σₜ² and Dₜ recomputed from prev (so the hook does not trust x's companions)
+        let s = Self::next(eta, prev, x[0]);
+        let s2 = s[1];
         let c = (x[0] * x[0] - s2) / (2.0 * s2 * s2);
-        let xp2 = prev[0] * prev[0];
-        grad[0] += c * mu * (1.0 - phi);
-        grad[1] += c * (lambda * xp2 + (1.0 - lambda) * prev[1] - mu) * phi * (1.0 - phi);
-        grad[2] += c * phi * (xp2 - prev[1]) * lambda * (1.0 - lambda);
+        grad[0] += c * s[2];
+        grad[1] += c * s[3];
+        grad[2] += c * s[4];
+        let tau = eta[3];
         let r = y - x[0];
         grad[3] += r * r / (tau * tau) - 1.0;
     }
@@ -202,12 +235,13 @@ impl StateSpaceModel for Garch {
         y: f64,
         rng: &mut ChainRng,
     ) -> Option<OptimalDraw> {
-        let s2 = Self::variance(eta, prev);
+        let mut s = Self::next(eta, prev, 0.0);
+        let s2 = s[1];
         let t2 = eta[3] * eta[3];
         let tot = s2 + t2;
-        let x = normal(rng, s2 * y / tot, math::sqrt(s2 * t2 / tot));
+        s[0] = normal(rng, s2 * y / tot, math::sqrt(s2 * t2 / tot));
         Some(OptimalDraw {
-            state: [x, s2],
+            state: s,
             log_weight: ln_normal(y, 0.0, tot),
         })
     }

@@ -9,12 +9,12 @@
 //! RTS smoother, t = n−1..0: Jₜ = Pₜφ/P⁻ₜ₊₁, mˢₜ = mₜ + Jₜ(mˢₜ₊₁ − m⁻ₜ₊₁),
 //! Pˢₜ = Pₜ + Jₜ²(Pˢₜ₊₁ − P⁻ₜ₊₁), Cov(xₜ₊₁, xₜ | y) = Jₜ Pˢₜ₊₁.
 //!
-//! Gradient by Fisher's identity, ∇θ log p(y₁:n) = E[∇θ log ν(X₀)] + Σₜ E[hₜ], with
+//! Gradient by Fisher's identity, ∇θ log p(y₁:n) = E\[∇θ log ν(X₀)\] + Σₜ E\[hₜ\], with
 //! θ = (φ, log σ, log τ) and the smoothed moments:
-//! E[hₜ]_φ = (E[xₜxₜ₋₁] − φE[xₜ₋₁²])/σ²,
-//! E[hₜ]_logσ = (E[xₜ²] − 2φE[xₜxₜ₋₁] + φ²E[xₜ₋₁²])/σ² − 1,
-//! E[hₜ]_logτ = ((yₜ − mˢₜ)² + Pˢₜ)/τ² − 1.
-//! The initial-law term (stationary ν: v₀ = σ²/(1−φ²)) is (E[x₀²] − v₀)/(2v₀²)·∇θ v₀; without it
+//! E\[hₜ\]_φ = (E\[xₜxₜ₋₁\] − φE\[xₜ₋₁²\])/σ²,
+//! E\[hₜ\]_logσ = (E\[xₜ²\] − 2φE\[xₜxₜ₋₁\] + φ²E\[xₜ₋₁²\])/σ² − 1,
+//! E\[hₜ\]_logτ = ((yₜ − mˢₜ)² + Pˢₜ)/τ² − 1.
+//! The initial-law term (stationary ν: v₀ = σ²/(1−φ²)) is (E\[x₀²\] − v₀)/(2v₀²)·∇θ v₀; without it
 //! the Fisher sum does not match finite differences (spec pitfall 8).
 
 use super::lgssm::ar1_grad_log_initial;
@@ -155,14 +155,21 @@ pub fn fisher_sum(
     }
 }
 
-/// Exact log p(y₁:n | θ) of `model`.
+/// Exact log p(y₁:n | θ) of `model` (NaN if θ does not have length 3).
 pub fn log_lik(model: &Lgssm, theta: &[f64], y: &[f64]) -> f64 {
+    if theta.len() != 3 {
+        return f64::NAN;
+    }
     filter_log_lik(&KalmanParams::of(model, theta), y)
 }
 
 /// Exact log p(y₁:n | θ) with its θ-gradient (Fisher identity on the RTS smoother, including
-/// the initial-law term) accumulated into `grad[0..3]`. Does not include the prior.
+/// the initial-law term) accumulated into `grad[0..3]`. Does not include the prior. NaN (and
+/// `grad` untouched) if θ or `grad` does not have length 3.
 pub fn log_lik_grad(model: &Lgssm, theta: &[f64], y: &[f64], grad: &mut [f64]) -> f64 {
+    if theta.len() != 3 || grad.len() != 3 {
+        return f64::NAN;
+    }
     let p = KalmanParams::of(model, theta);
     let sm = smooth(&p, y);
     fisher_sum(&p, y, &sm, None, grad);
@@ -173,7 +180,11 @@ pub fn log_lik_grad(model: &Lgssm, theta: &[f64], y: &[f64], grad: &mut [f64]) -
 }
 
 /// Exact log posterior (up to the evidence) and its gradient: Kalman log-likelihood plus the
-/// model's log prior. `grad` is accumulated into.
+/// model's log prior. `grad` is accumulated into. NaN (and `grad` untouched) on wrong lengths.
 pub fn log_posterior_grad(model: &Lgssm, theta: &[f64], y: &[f64], grad: &mut [f64]) -> f64 {
-    log_lik_grad(model, theta, y, grad) + model.log_prior_grad(theta, grad)
+    let ll = log_lik_grad(model, theta, y, grad);
+    if ll.is_nan() {
+        return ll;
+    }
+    ll + model.log_prior_grad(theta, grad)
 }

@@ -25,7 +25,7 @@
 
 use super::STATIONARY_FLOOR;
 use super::{
-    ln_normal, ln_normal_lv, simulate_with, InitialLaw, OptimalDraw, State, StateSpaceModel,
+    ln_normal, ln_normal_lv, simulate_with, state, InitialLaw, OptimalDraw, State, StateSpaceModel,
 };
 use crate::dist::normal;
 use crate::error::Error;
@@ -224,7 +224,7 @@ impl StateSpaceModel for Lgssm {
     }
     fn sample_initial(&self, eta: &[f64], rng: &mut ChainRng) -> State {
         let (m, v) = self.initial_moments(eta);
-        [normal(rng, m, math::sqrt(v)), 0.0]
+        state(normal(rng, m, math::sqrt(v)))
     }
     fn log_initial(&self, eta: &[f64], x: &State) -> f64 {
         let (m, v) = self.initial_moments(eta);
@@ -234,7 +234,7 @@ impl StateSpaceModel for Lgssm {
         ar1_grad_log_initial(self.initial, eta[0], eta[1], x[0], grad);
     }
     fn sample_transition(&self, eta: &[f64], prev: &State, rng: &mut ChainRng) -> State {
-        [normal(rng, eta[0] * prev[0], eta[1]), 0.0]
+        state(normal(rng, eta[0] * prev[0], eta[1]))
     }
     fn log_transition(&self, eta: &[f64], prev: &State, x: &State) -> f64 {
         ln_normal_lv(x[0], eta[0] * prev[0], eta[1] * eta[1], eta[3])
@@ -266,7 +266,7 @@ impl StateSpaceModel for Lgssm {
         let mean = (t2 * pred + s2 * y) / tot;
         let var = s2 * t2 / tot;
         Some(OptimalDraw {
-            state: [normal(rng, mean, math::sqrt(var)), 0.0],
+            state: state(normal(rng, mean, math::sqrt(var))),
             log_weight: ln_normal_lv(y, pred, tot, eta[5]),
         })
     }

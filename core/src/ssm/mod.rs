@@ -9,11 +9,12 @@
 //! # Conventions
 //! - θ ∈ ℝᵖ is unconstrained; each model documents its transforms and priors, and
 //!   [`StateSpaceModel::log_prior_grad`] includes the log-Jacobian (a density on θ itself).
-//! - Per-particle hooks take the **natural** parameters η = [`StateSpaceModel::natural`](θ),
+//! - Per-particle hooks take the **natural** parameters η = `natural(θ)`,
 //!   computed once per filter run, so a transform is not recomputed for every particle.
 //!   Gradient hooks still return derivatives with respect to θ (the chain rule is inside).
-//! - A state is a [`State`] = `[x, aux]`: `x` is the 1-d latent value and `aux` a deterministic
-//!   companion (GARCH's conditional variance σₜ²; unused, 0, for `lgssm` and `sv`).
+//! - A state is a [`State`] = `[x, aux…]` of length [`STATE_LEN`]: `x` is the 1-d latent value,
+//!   the rest deterministic companions (GARCH: σₜ² and its θ-derivative; all 0 for `lgssm` and
+//!   `sv`). Build one with [`state`]`(x)` or [`StateSpaceModel::with_value`].
 //! - Gradients are **accumulated** into caller-owned buffers (`grad[k] += …`).
 //! - Observations are a plain `&[f64]`, so a window of a series is a sub-slice.
 //!
@@ -27,8 +28,19 @@
 //!   `grad` receives the estimate of ∇θ log p(y₁:T|θ), **without** the prior), and the exact
 //!   "N = ∞" version [`buffered::kalman_estimate`] for `lgssm`.
 //! - Add [`StateSpaceModel::log_prior_grad`] for the posterior gradient.
+//! - Construction from user settings: [`build`]`(name, settings)` → `Box<dyn StateSpaceModel>`
+//!   ([`MODELS`], [`true_theta`] for the thesis' synthetic truths),
+//!   [`pf::PfConfig::from_settings`] (`particles`, `proposal`, `resampling`, `ess_threshold`),
+//!   [`buffered::BufferConfig::from_settings`] (`subseq_len`, `buffer`).
+//! - Simulation: [`StateSpaceModel::simulate`]`(θ, T, rng)` → (x₁:T, y₁:T).
+//!
+//! Deviation from the thesis: the GARCH score carries the total derivative of σₜ² through the
+//! variance recursion (the thesis treats σₜ₋₁² as θ-free, which is not Fisher's identity).
 
+use crate::error::Error;
 use crate::rng::ChainRng;
+use crate::settings::Settings;
+use alloc::boxed::Box;
 use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
@@ -45,8 +57,19 @@ pub use garch::Garch;
 pub use lgssm::Lgssm;
 pub use sv::StochasticVolatility;
 
-/// One particle / latent state: `[x, aux]`, see the module docs.
-pub type State = [f64; 2];
+/// Length of a [`State`].
+pub const STATE_LEN: usize = 5;
+
+/// One particle / latent state: `[x, aux…]`, see the module docs.
+pub type State = [f64; STATE_LEN];
+
+/// The state with value `x` and zero companions.
+#[inline]
+pub fn state(x: f64) -> State {
+    let mut s = [0.0; STATE_LEN];
+    s[0] = x;
+    s
+}
 
 /// The initial law ν of the state one step before the first observation.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -114,6 +137,12 @@ pub trait StateSpaceModel: Send + Sync {
     fn log_initial(&self, eta: &[f64], x: &State) -> f64;
     /// ∇θ log ν(x₀|θ) accumulated into `grad` (nothing when ν does not depend on θ).
     fn grad_log_initial(&self, eta: &[f64], x: &State, grad: &mut [f64]);
+    /// The state with value `x` and its deterministic companions: those of the initial law when
+    /// `prev` is `None`, else those implied by the transition from `prev`. The default (no
+    /// companions) is [`state`]`(x)`.
+    fn with_value(&self, _eta: &[f64], _prev: Option<&State>, x: f64) -> State {
+        state(x)
+    }
     /// Draw Xₜ ~ f(·|xₜ₋₁, θ) (deterministic components propagated exactly).
     fn sample_transition(&self, eta: &[f64], prev: &State, rng: &mut ChainRng) -> State;
     /// log f(xₜ|xₜ₋₁, θ) (density of the random component).
@@ -142,6 +171,82 @@ pub trait StateSpaceModel: Send + Sync {
 
     /// Simulate (x₀:T, y₁:T) at θ: returns (states x₁..x_T, observations y₁..y_T).
     fn simulate(&self, theta: &[f64], t_len: usize, rng: &mut ChainRng) -> (Vec<f64>, Vec<f64>);
+}
+
+/// Names of the built-in state-space models, for [`build`].
+pub const MODELS: &[&str] = &["lgssm", "sv", "garch"];
+
+/// The initial law from settings: `initial=stationary|normal` (default `stationary`) and, with
+/// `normal`, `initial_var` (default 10, > 0). `initial_var` with `stationary` is an error.
+pub fn initial_law_from_settings(settings: &Settings) -> Result<InitialLaw, Error> {
+    match settings.choice("initial", "stationary", &["stationary", "normal"])? {
+        "normal" => {
+            let var = settings.f64_or("initial_var", 10.0)?;
+            if !(var > 0.0) {
+                return Err(Error::setting("initial_var", "must be > 0"));
+            }
+            Ok(InitialLaw::Normal { var })
+        }
+        _ => {
+            if settings.contains("initial_var") {
+                return Err(Error::setting(
+                    "initial_var",
+                    "only used with initial=normal",
+                ));
+            }
+            Ok(InitialLaw::Stationary)
+        }
+    }
+}
+
+/// A model by name (one of [`MODELS`]) from settings: the initial law (see
+/// [`initial_law_from_settings`]) and, for `lgssm` and `sv`, the prior hyperparameters
+/// `phi_prior_scale` (10), `inv_shape` (101), `inv_scale` (1/101) of [`lgssm::ScalePrior`].
+pub fn build(name: &str, settings: &Settings) -> Result<Box<dyn StateSpaceModel>, Error> {
+    let initial = initial_law_from_settings(settings)?;
+    let scale_prior = |s: &Settings| -> Result<lgssm::ScalePrior, Error> {
+        let d = lgssm::ScalePrior::default();
+        lgssm::ScalePrior::new(
+            s.f64_or("phi_prior_scale", d.phi_scale)?,
+            s.f64_or("inv_shape", d.inv_shape)?,
+            s.f64_or("inv_scale", d.inv_scale)?,
+        )
+    };
+    match name {
+        "lgssm" => Ok(Box::new(Lgssm::new(initial, scale_prior(settings)?)?)),
+        "sv" => Ok(Box::new(StochasticVolatility::new(
+            initial,
+            scale_prior(settings)?,
+        )?)),
+        "garch" => Ok(Box::new(Garch::new(initial)?)),
+        _ => Err(Error::Unknown {
+            what: "state-space model",
+            name: name.into(),
+        }),
+    }
+}
+
+/// The thesis' synthetic truth of model `name` as unconstrained θ: `lgssm` (φ, σ, τ) =
+/// (0.9, 0.7, 1), `sv` (0.9, 0.5, 0.5), `garch` (α, β, γ, τ) = (0.1, 0.8, 0.05, 0.3).
+pub fn true_theta(name: &str) -> Result<Vec<f64>, Error> {
+    match name {
+        "lgssm" => {
+            let t = lgssm::TRUTH;
+            Ok(Lgssm::theta(t[0], t[1], t[2]).to_vec())
+        }
+        "sv" => {
+            let t = sv::TRUTH;
+            Ok(Lgssm::theta(t[0], t[1], t[2]).to_vec())
+        }
+        "garch" => {
+            let t = garch::TRUTH_ABG;
+            Ok(Garch::theta_from_abg(t[0], t[1], t[2], t[3]).to_vec())
+        }
+        _ => Err(Error::Unknown {
+            what: "state-space model",
+            name: name.into(),
+        }),
+    }
 }
 
 /// log N(x; mean, var).

@@ -19,7 +19,7 @@
 //! All weights are kept in the log domain and normalised with log-sum-exp.
 
 use super::resample::{ess, Resampling};
-use super::{State, StateSpaceModel};
+use super::{State, StateSpaceModel, STATE_LEN};
 use crate::error::Error;
 use crate::math;
 use crate::rng::ChainRng;
@@ -85,6 +85,23 @@ impl PfConfig {
             resampling,
             ess_threshold,
         })
+    }
+
+    /// From settings: `particles` (default 1000, 1..=10⁶), `proposal=optimal|bootstrap` (default
+    /// `optimal`, which falls back to the bootstrap for models without one), `resampling`
+    /// (`multinomial|stratified|systematic|residual`, default `systematic`), `ess_threshold`
+    /// (κ ∈ (0, 1], default 1 = resample every step).
+    pub fn from_settings(settings: &crate::settings::Settings) -> Result<Self, Error> {
+        let particles = settings.usize_in("particles", 1000, 1, 1_000_000)?;
+        let proposal =
+            Proposal::from_name(settings.choice("proposal", "optimal", &Proposal::NAMES)?)?;
+        let resampling = Resampling::from_name(settings.choice(
+            "resampling",
+            "systematic",
+            &Resampling::NAMES,
+        )?)?;
+        let kappa = settings.f64_in("ess_threshold", 1.0, 0.0, 1.0)?;
+        Self::new(particles, proposal, resampling, kappa)
     }
 
     /// N particles, bootstrap proposal, systematic resampling at every step.
@@ -241,7 +258,7 @@ impl ParticleFilter {
 
         self.x.clear();
         self.x_new.clear();
-        self.x_new.resize(n, [0.0; 2]);
+        self.x_new.resize(n, [0.0; STATE_LEN]);
         self.logw.clear();
         self.logw.resize(n, -math::ln(nf));
         self.logw_new.clear();

@@ -1,6 +1,6 @@
 //! Resampling schemes for particle filters: multinomial, stratified, systematic and residual.
 //!
-//! Every scheme is unbiased: the offspring count Oᵢ of particle i has E[Oᵢ] = N Wᵢ for
+//! Every scheme is unbiased: the offspring count Oᵢ of particle i has E\[Oᵢ\] = N Wᵢ for
 //! normalised weights W. They differ in variance (Douc, Cappé & Moulines 2005):
 //!
 //! # Formula
@@ -172,7 +172,7 @@ fn residual<R: Rng + ?Sized>(weights: &[f64], n: usize, rng: &mut R, out: &mut V
         return;
     }
     let total: f64 = resid.iter().sum();
-    if !(total > 0.0) {
+    if total.is_nan() || total <= 0.0 {
         // rounding left no residual mass: fill with the heaviest particle
         let mut best = 0;
         for (i, &w) in weights.iter().enumerate() {

@@ -15,7 +15,7 @@
 //! weight instead of an overflow.
 
 use super::lgssm::{ar1_grad_log_initial, ar1_initial, check_law, ScalePrior};
-use super::{ln_normal, ln_normal_lv, simulate_with, InitialLaw, State, StateSpaceModel};
+use super::{ln_normal, ln_normal_lv, simulate_with, state, InitialLaw, State, StateSpaceModel};
 use crate::dist::normal;
 use crate::error::Error;
 use crate::math;
@@ -93,7 +93,7 @@ impl StateSpaceModel for StochasticVolatility {
     }
     fn sample_initial(&self, eta: &[f64], rng: &mut ChainRng) -> State {
         let (m, v) = ar1_initial(self.initial, eta[0], eta[1]);
-        [normal(rng, m, math::sqrt(v)), 0.0]
+        state(normal(rng, m, math::sqrt(v)))
     }
     fn log_initial(&self, eta: &[f64], x: &State) -> f64 {
         let (m, v) = ar1_initial(self.initial, eta[0], eta[1]);
@@ -103,7 +103,7 @@ impl StateSpaceModel for StochasticVolatility {
         ar1_grad_log_initial(self.initial, eta[0], eta[1], x[0], grad);
     }
     fn sample_transition(&self, eta: &[f64], prev: &State, rng: &mut ChainRng) -> State {
-        [normal(rng, eta[0] * prev[0], eta[1]), 0.0]
+        state(normal(rng, eta[0] * prev[0], eta[1]))
     }
     fn log_transition(&self, eta: &[f64], prev: &State, x: &State) -> f64 {
         ln_normal_lv(x[0], eta[0] * prev[0], eta[1] * eta[1], eta[3])

@@ -26,18 +26,23 @@ use super::*;
 use tallmc_core::data::Table;
 use tallmc_core::diag::ksd;
 use tallmc_core::dist;
+use tallmc_core::kernel::sgmcmc::{GradientEstimator, KDpp, Subsampler};
 use tallmc_core::linalg::Cholesky;
 use tallmc_core::optim::{find_mode, ModeOptions};
 use tallmc_core::rng::uniform_index;
 
-/// (label, sampler) in table order; samplers missing from the registry are skipped.
-const METHODS: &[(&str, &str)] = &[
-    ("SGLD", "sgld"),
-    ("SGLD-PS", "sgld-ps"),
-    ("SGLD-CV", "sgld-cv"),
-    ("SGLD-CV-PS", "sgld-cv-ps"),
-    ("ASGLD-CV-PS", "asgld-cv-ps"),
-    ("DPP-SGLD", "dpp-sgld"),
+/// (label, sampler, extra settings) in table order; samplers missing from the registry, or
+/// without one of the extra settings, are skipped. δ = the defensive mixture
+/// p ← (1 − δ)p + δ/N of the preferential weights (not in the thesis; spec 003 pitfall 14).
+const METHODS: &[(&str, &str, &[&str])] = &[
+    ("SGLD", "sgld", &[]),
+    ("SGLD-PS", "sgld-ps", &[]),
+    ("SGLD-PS (δ = 0.1)", "sgld-ps", &["defensive=0.1"]),
+    ("SGLD-CV", "sgld-cv", &[]),
+    ("SGLD-CV-PS", "sgld-cv-ps", &[]),
+    ("SGLD-CV-PS (δ = 0.1)", "sgld-cv-ps", &["defensive=0.1"]),
+    ("ASGLD-CV-PS", "asgld-cv-ps", &[]),
+    ("DPP-SGLD", "dpp-sgld", &[]),
 ];
 
 /// Imbalanced logistic data as a table `y, x1..x4`.
@@ -130,6 +135,67 @@ fn v_optimal(a: &[f64], d: usize, m: usize) -> f64 {
     (s * s - norm2(&total(a, d))) / m as f64
 }
 
+/// Empirical E‖ĝ − ∇log π‖² (mean over θ and `reps` draws, with its standard error) of the
+/// DPP-SGLD estimator: one k-DPP subset of the linear kernel L = FFᵀ + νI, F = [(1 − w)X, w·y]
+/// (as `dpp-sgld` builds it), weights 1/πᵢ (Horvitz–Thompson, `inclusion`) or the thesis's
+/// 1/(k·Lᵢᵢ/tr L). The thesis's weights are biased, so theirs is an MSE, not a variance.
+#[allow(clippy::too_many_arguments)]
+fn dpp_mse(
+    model: &dyn DataModel,
+    thetas: &[Vec<f64>],
+    exact: &[Vec<f64>],
+    w: f64,
+    nugget: f64,
+    k: usize,
+    inclusion: bool,
+    reps: usize,
+    seed: u64,
+) -> Result<(f64, f64), String> {
+    let glm = model.as_glm().ok_or("not a GLM")?;
+    let des = glm.design();
+    let (n, p) = (des.n, des.d + 1);
+    let mut f = Vec::with_capacity(n * p);
+    for i in 0..n {
+        f.extend(des.row(i).iter().map(|x| (1.0 - w) * x));
+        f.push(w * des.y.get(i).copied().unwrap_or(0.0));
+    }
+    let dpp = KDpp::linear_kernel(&f, n, p, nugget, k.min(n)).map_err(|e| e.to_string())?;
+    let weights: Vec<f64> = if inclusion {
+        dpp.inclusion_probabilities()
+            .iter()
+            .map(|&v| if v > 0.0 { 1.0 / v } else { 0.0 })
+            .collect()
+    } else {
+        let lii: Vec<f64> = f
+            .chunks(p)
+            .map(|r| r.iter().map(|v| v * v).sum::<f64>() + nugget)
+            .collect();
+        let tr: f64 = lii.iter().sum();
+        lii.iter().map(|&l| tr / (k as f64 * l)).collect()
+    };
+    let sub = Subsampler::Dpp {
+        dpp: Box::new(dpp),
+        weights,
+    };
+    let (mut est, _) = GradientEstimator::new(model, sub, None).map_err(|e| e.to_string())?;
+    let mut rng = chain_rng(seed, 7);
+    let d = model.dim();
+    let mut g = vec![0.0; d];
+    let (mut sum, mut sum2, mut cnt) = (0.0, 0.0, 0.0);
+    for (th, ex) in thetas.iter().zip(exact) {
+        for _ in 0..reps {
+            est.estimate(&mut rng, model, th, &mut g);
+            let e: f64 = g.iter().zip(ex).map(|(a, b)| (a - b) * (a - b)).sum();
+            sum += e;
+            sum2 += e * e;
+            cnt += 1.0;
+        }
+    }
+    let mean = sum / cnt;
+    let var = (sum2 / cnt - mean * mean).max(0.0);
+    Ok((mean, (var / cnt).sqrt()))
+}
+
 fn normalise(w: Vec<f64>) -> Vec<f64> {
     let s: f64 = w.iter().sum();
     w.into_iter().map(|v| v / s).collect()
@@ -141,8 +207,13 @@ struct MethodRun {
     chains: Vec<Vec<Vec<f64>>>,
     sampling_passes: f64,
     setup_passes: f64,
+    /// Σₜ mₜ/N from the chain's `batch_size` extra (NaN when it reports none).
+    data_passes: f64,
     seconds: f64,
 }
+
+/// One chain's kept draws, evaluation passes, setup passes and Σₜ mₜ/N.
+type OneChain = (Vec<Vec<f64>>, f64, f64, f64);
 
 #[allow(clippy::too_many_arguments)]
 fn run_method(
@@ -156,7 +227,7 @@ fn run_method(
 ) -> Result<MethodRun, String> {
     let t0 = Instant::now();
     let n = model.n();
-    let results: Vec<Result<(Vec<Vec<f64>>, f64, f64), String>> = std::thread::scope(|scope| {
+    let results: Vec<Result<OneChain, String>> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..chains)
             .map(|c| {
                 let model = model.clone();
@@ -174,15 +245,25 @@ fn run_method(
                     let mut chain = registry::build_chain(&config, model, &mut rng)
                         .map_err(|e| e.to_string())?;
                     let setup = chain.setup_cost().full_passes(n);
+                    let bx = chain.extra_names().iter().position(|e| *e == "batch_size");
                     let mut out = Vec::with_capacity(draws);
+                    let mut batch_sum = 0.0;
                     let (samp, warm) =
-                        run_chain(chain.as_mut(), &mut rng, draws, |ph, _, th, _| {
+                        run_chain(chain.as_mut(), &mut rng, draws, |ph, _, th, info| {
+                            if let Some(b) = bx {
+                                batch_sum += info.extra.get(b).copied().unwrap_or(f64::NAN);
+                            }
                             if ph == Phase::Sampling {
                                 out.push(th.to_vec());
                             }
                         });
                     let grad = samp.full_passes(n) + warm.full_passes(n);
-                    Ok((out, grad, setup))
+                    let passes = if bx.is_some() {
+                        batch_sum / n as f64
+                    } else {
+                        f64::NAN
+                    };
+                    Ok((out, grad, setup, passes))
                 })
             })
             .collect();
@@ -198,17 +279,20 @@ fn run_method(
         chains: Vec::new(),
         sampling_passes: 0.0,
         setup_passes: 0.0,
+        data_passes: 0.0,
         seconds: 0.0,
     };
     for r in results {
-        let (draws, samp, setup) = r?;
+        let (draws, samp, setup, passes) = r?;
         run.chains.push(draws);
         run.sampling_passes += samp;
         run.setup_passes += setup;
+        run.data_passes += passes;
     }
     let c = chains.max(1) as f64;
     run.sampling_passes /= c;
     run.setup_passes /= c;
+    run.data_passes /= c;
     run.seconds = t0.elapsed().as_secs_f64();
     Ok(run)
 }
@@ -330,7 +414,7 @@ pub(crate) fn run(a: &ReproArgs, out: &Path) -> Result<(), CliError> {
     };
     let uniform = vec![1.0 / n as f64; n];
     // Rows: (label, estimator, mean V over θ).
-    let mut vrows: Vec<(&str, &str, f64)> = Vec::new();
+    let mut vrows: Vec<(String, String, f64, f64)> = Vec::new();
     {
         let mut acc = [0.0f64; 7];
         for th in &thetas {
@@ -355,7 +439,49 @@ pub(crate) fn run(a: &ReproArgs, out: &Path) -> Result<(), CliError> {
             ("SGLD-CV", "optimal p ∝ ‖∇ℓᵢ(θ) − ∇ℓᵢ(θ̂)‖ (eq. 4.3.9)"),
         ];
         for (j, (l, e)) in labels.into_iter().enumerate() {
-            vrows.push((l, e, acc[j] / k));
+            vrows.push((l.to_string(), e.to_string(), acc[j] / k, f64::NAN));
+        }
+    }
+    // DPP-SGLD: empirical, as its variance has no closed form (pair inclusion probabilities).
+    let reps = if a.quick { 100 } else { 1000 };
+    let exact: Vec<Vec<f64>> = thetas
+        .iter()
+        .map(|t| ksd::exact_scores(model.as_ref(), t).unwrap_or_default())
+        .collect();
+    for (w, inclusion) in [
+        (0.1, true),
+        (0.4, true),
+        (0.7, true),
+        (1.0, true),
+        (0.1, false),
+    ] {
+        let label = format!(
+            "k-DPP, L = FFᵀ + 0.1·I, w = {w}, {} (empirical, {reps} draws per θ)",
+            if inclusion {
+                "weights 1/πᵢ (unbiased)"
+            } else {
+                "thesis weights 1/(k·Lᵢᵢ/tr L) (biased: MSE)"
+            }
+        );
+        eprintln!("DPP estimator: w = {w}, inclusion weights = {inclusion}");
+        match dpp_mse(
+            model.as_ref(),
+            &thetas,
+            &exact,
+            w,
+            0.1,
+            batch,
+            inclusion,
+            reps,
+            seed,
+        ) {
+            Ok((v, se)) => vrows.push(("DPP-SGLD".into(), label, v, se)),
+            Err(e) => vrows.push((
+                "DPP-SGLD".into(),
+                format!("{label}: {e}"),
+                f64::NAN,
+                f64::NAN,
+            )),
         }
     }
 
@@ -366,22 +492,28 @@ pub(crate) fn run(a: &ReproArgs, out: &Path) -> Result<(), CliError> {
         "# tallmc repro sgmcmc{}\n\nImbalanced synthetic logistic regression (Putcha 2024 Ch.4 Fig. 4.5.1c, Ch.5): N = {n} ({positives} of class 1, {} of class 0), d = {d} (intercept + 2 informative + 2 noise features), prior N(0, 10·I), seed {seed}.\n\
          SG-MCMC: step h = 1/N = {step:.3e} for every method, batch m = {batch} (1% of N), start at the mode, {chains} chains × ({sg_warm} burn-in + {sg_keep} kept) iterations = {} data passes per chain (Σₜ mₜ/N).\n\
          Exact reference: NUTS, {chains} chains × ({} + {nuts_draws}). KSD: IMQ kernel (c = 1, β = −½), exact scores, kept draws of all chains thinned to ≤ 1000; `joint` = √V (Gorham–Mackey), `thesis` = Σⱼ√Vⱼ (eq. 4.5.1).\n\
-         Passes: `passes` = Σₜ mₜ/N over burn-in and kept iterations (the thesis's measure); `evaluation passes` = per-datum likelihood/gradient evaluations / N (a control variate evaluates each batch point twice); `setup passes` = mode search and the control variate's full gradient. Moment errors are against NUTS (mean and sd per parameter, worst parameter).\n",
+         Passes: `passes` = Σₜ mₜ/N over burn-in and kept iterations (the thesis's measure); `evaluation passes` = per-datum likelihood/gradient evaluations / N (a control variate evaluates each batch point twice); `setup passes` = mode search, the control variate's full gradient and, for ASGLD-CV-PS, its pilot chains (sampler defaults). Moment errors are against NUTS (mean and sd per parameter, worst parameter).\n",
         if a.quick { " --quick" } else { "" },
         n - positives,
         fmt((sg_warm + sg_keep) as f64 * batch as f64 / n as f64),
         nuts_draws / 2,
     );
-    md.push_str("\n## Gradient-estimator pseudo-variance\n\nV = E‖ĝ − ∇log π‖² = tr Cov ĝ in closed form (thesis §4.3), batch m, mean over 10 posterior draws θ (NUTS).\n\n| method | weights | V | V / V(SGLD) |\n|---|---|---|---|\n");
+    md.push_str("\n## Gradient-estimator pseudo-variance\n\nV = E‖ĝ − ∇log π‖² = tr Cov ĝ in closed form (thesis §4.3), batch m (k = m for the k-DPP), mean over 10 posterior draws θ (NUTS).\n\n| method | weights | V | ± SE (empirical rows) | V / V(SGLD) |\n|---|---|---|---|---|\n");
     let v_sgld = vrows.first().map_or(f64::NAN, |r| r.2);
-    let mut csv_v = String::from("method,weights,batch,pseudo_variance,ratio_to_sgld\n");
-    for (l, e, v) in &vrows {
-        let _ = writeln!(md, "| {l} | {e} | {} | {} |", fmt(*v), fmt(v / v_sgld));
-        let _ = writeln!(csv_v, "{l},\"{e}\",{batch},{v},{}", v / v_sgld);
+    let mut csv_v = String::from("method,weights,batch,pseudo_variance,se,ratio_to_sgld\n");
+    for (l, e, v, se) in &vrows {
+        let _ = writeln!(
+            md,
+            "| {l} | {e} | {} | {} | {} |",
+            fmt(*v),
+            fmt(*se),
+            fmt(v / v_sgld)
+        );
+        let _ = writeln!(csv_v, "{l},\"{e}\",{batch},{v},{se},{}", v / v_sgld);
     }
 
-    md.push_str("\n## KSD and posterior moments at equal data passes\n\n| method | sampler | passes (Σmₜ/N) | evaluation passes | setup passes | KSD joint | log10 KSD | KSD thesis | max \\|Δmean\\|/sd | max \\|sd/sd_NUTS − 1\\| | seconds |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
-    let mut csv = String::from("method,sampler,n,batch,step_size,chains,iterations,data_passes,evaluation_passes,setup_passes,ksd_joint,ksd_thesis,log10_ksd_joint,max_mean_err_sd,max_sd_rel_err,seconds\n");
+    md.push_str("\n## KSD and posterior moments at equal data passes\n\n| method | sampler | passes (Σmₜ/N) | evaluation passes | setup passes | KSD joint | log10 KSD | per-chain KSD median [min, max] | KSD thesis | max \\|Δmean\\|/sd | max \\|sd/sd_NUTS − 1\\| | seconds |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+    let mut csv = String::from("method,sampler,n,batch,step_size,chains,iterations,data_passes,evaluation_passes,setup_passes,ksd_joint,ksd_thesis,log10_ksd_joint,ksd_chain_median,ksd_chain_min,ksd_chain_max,max_mean_err_sd,max_sd_rel_err,seconds\n");
     let row = |md: &mut String,
                csv: &mut String,
                label: &str,
@@ -398,14 +530,27 @@ pub(crate) fn run(a: &ReproArgs, out: &Path) -> Result<(), CliError> {
         let sd_err = (0..d)
             .map(|j| (s[j] / ref_sd[j] - 1.0).abs())
             .fold(0.0, f64::max);
+        let mut per: Vec<f64> = r
+            .chains
+            .iter()
+            .map(|c| ksd_of(model.as_ref(), std::slice::from_ref(c)).map_or(f64::NAN, |k| k.joint))
+            .collect();
+        let (lo, hi) = (
+            per.iter().copied().fold(f64::INFINITY, f64::min),
+            per.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+        );
+        let med = median(&mut per);
         let _ = writeln!(
             md,
-            "| {label} | {sampler} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {label} | {sampler} | {} | {} | {} | {} | {} | {} [{}, {}] | {} | {} | {} | {} |",
             fmt(passes),
             fmt(r.sampling_passes),
             fmt(r.setup_passes),
             fmt(k.joint),
             fmt(k.joint.log10()),
+            fmt(med),
+            fmt(lo),
+            fmt(hi),
             fmt(k.thesis),
             fmt(mean_err),
             fmt(sd_err),
@@ -413,7 +558,7 @@ pub(crate) fn run(a: &ReproArgs, out: &Path) -> Result<(), CliError> {
         );
         let _ = writeln!(
             csv,
-            "{label},{sampler},{n},{b},{step},{chains},{iters},{passes},{},{},{},{},{},{mean_err},{sd_err},{}",
+            "{label},{sampler},{n},{b},{step},{chains},{iters},{passes},{},{},{},{},{},{med},{lo},{hi},{mean_err},{sd_err},{}",
             r.sampling_passes,
             r.setup_passes,
             k.joint,
@@ -435,13 +580,20 @@ pub(crate) fn run(a: &ReproArgs, out: &Path) -> Result<(), CliError> {
         n,
     );
     let mut skipped = Vec::new();
-    for &(label, sampler) in METHODS {
+    for &(label, sampler, extra) in METHODS {
         let Ok(info) = registry::sampler(sampler) else {
-            skipped.push(sampler);
+            skipped.push(label);
             continue;
         };
         let has = |k: &str| info.params.iter().any(|p| p.key == k);
-        let mut kv = Vec::new();
+        if !extra
+            .iter()
+            .all(|kv| has(kv.split('=').next().unwrap_or("")))
+        {
+            skipped.push(label);
+            continue;
+        }
+        let mut kv: Vec<String> = extra.iter().map(|s| s.to_string()).collect();
         if has("step_size") {
             kv.push(format!("step_size={step}"));
         }
@@ -452,7 +604,7 @@ pub(crate) fn run(a: &ReproArgs, out: &Path) -> Result<(), CliError> {
         match run_method(&model, sampler, &kv, chains, sg_warm, sg_keep, seed) {
             Ok(r) => {
                 let k = ksd_of(model.as_ref(), &r.chains)?;
-                let passes = (sg_warm + sg_keep) as f64 * batch as f64 / n as f64;
+                let passes = r.data_passes;
                 row(
                     &mut md,
                     &mut csv,
@@ -466,7 +618,10 @@ pub(crate) fn run(a: &ReproArgs, out: &Path) -> Result<(), CliError> {
                 );
             }
             Err(e) => {
-                let _ = writeln!(md, "| {label} | {sampler} | failed: {e} | | | | | | | | |");
+                let _ = writeln!(
+                    md,
+                    "| {label} | {sampler} | failed: {e} | | | | | | | | | |"
+                );
             }
         }
     }

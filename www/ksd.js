@@ -1,0 +1,122 @@
+// Kernel Stein discrepancy panel of the playground: a figure (KSD of the kept draws so far
+// against the iteration, log scale) and a one-line value, fed by its own worker (ksd-worker.js)
+// so that the scores (n per-datum gradients per stored draw) never run on the UI thread.
+//
+// app.js creates one KsdPanel per run, forwards the kept draws (push) and asks for an update
+// whenever it asks for diagnostics (request); the panel draws itself when the worker answers.
+import uPlot from './vendor/uPlot.esm.js';
+
+/** The figure, created once after the per-iteration diagnostics figure. */
+function figure() {
+  let fig = document.getElementById('ksd-fig');
+  if (fig) return fig;
+  fig = document.createElement('figure');
+  fig.id = 'ksd-fig';
+  fig.hidden = true;
+  fig.innerHTML = '<figcaption>Kernel Stein discrepancy of the kept draws so far (IMQ kernel, exact scores, thinned draws of all chains): <span data-testid="ksd-value"></span></figcaption><div data-testid="ksd-plot" class="plot"></div>';
+  const plots = document.querySelector('.plots');
+  const after = document.getElementById('extra-fig');
+  if (after && after.parentNode === plots) after.after(fig);
+  else plots?.append(fig);
+  return fig;
+}
+
+function fmt(v) {
+  if (!Number.isFinite(v)) return String(v);
+  return Math.abs(v) >= 1e4 || Math.abs(v) < 1e-3 ? v.toExponential(3) : Number(v.toPrecision(4)).toString();
+}
+
+export class KsdPanel {
+  /**
+   * @param {object} opts { config (the chains' configuration without `chain`), names, values
+   *   (a Float64Array copy of the data, transferred), chains, signed, warmup, onError }
+   */
+  constructor(opts) {
+    this.warmup = opts.warmup ?? 0;
+    this.onError = opts.onError ?? (() => {});
+    this.pending = false;
+    this.wanted = false;
+    this.closed = false;
+    this.plot = null;
+    this.fig = figure();
+    this.fig.hidden = false;
+    this.value = this.fig.querySelector('[data-testid=ksd-value]');
+    this.el = this.fig.querySelector('[data-testid=ksd-plot]');
+    this.value.textContent = 'waiting for kept draws…';
+    this.value.dataset.value = '';
+    this.value.dataset.final = 'false';
+    this.el.replaceChildren();
+    this.el.dataset.points = '0';
+    this.worker = new Worker(new URL('./ksd-worker.js', import.meta.url), { type: 'module' });
+    this.worker.onmessage = (ev) => this.onMessage(ev.data);
+    this.worker.onerror = (e) => this.onError(`KSD worker failed: ${e.message ?? 'could not load'}`);
+    this.worker.postMessage({
+      type: 'start', config: opts.config, names: opts.names, values: opts.values,
+      chains: opts.chains, signed: opts.signed, maxDraws: opts.maxDraws ?? 0,
+    }, opts.values?.buffer ? [opts.values.buffer] : []);
+  }
+
+  /** Kept (post-warm-up) draws of one chain, `k × d` row-major, with signs or null. */
+  push(chain, draws, signs) {
+    if (this.closed) return;
+    this.worker.postMessage({ type: 'push', chain, draws, signs });
+  }
+
+  /** Ask for an update; `final` marks the value as the run's final KSD. */
+  request(final = false) {
+    if (this.closed) return;
+    if (final) this.finalAsked = true;
+    if (this.pending) {
+      this.wanted = this.wanted || final;
+      return;
+    }
+    this.pending = true;
+    this.worker.postMessage({ type: 'compute', id: final ? 'final' : 'live' });
+  }
+
+  close() {
+    this.closed = true;
+    this.worker.terminate();
+  }
+
+  onMessage(m) {
+    if (this.closed) return;
+    this.pending = false;
+    if (m.type === 'error') {
+      this.value.textContent = `not available: ${m.message}`;
+      this.onError(`KSD: ${m.message}`);
+      return;
+    }
+    if (m.result) this.render(m.result, m.id === 'final');
+    if (this.wanted) {
+      this.wanted = false;
+      this.request(true);
+    }
+  }
+
+  render(r, final) {
+    const x = Float64Array.from(r.iterations, (i) => i + this.warmup);
+    const y = r.ksd;
+    this.value.textContent = `${fmt(r.joint)} (joint, ${r.draws} draws; thesis Σⱼ√Vⱼ ${fmt(r.thesis)})${final ? '' : ' · running'}`;
+    this.value.dataset.value = String(r.joint);
+    this.value.dataset.thesis = String(r.thesis);
+    this.value.dataset.draws = String(r.draws);
+    this.value.dataset.final = String(final);
+    this.el.dataset.points = String(y.length);
+    const data = [x, y];
+    if (!this.plot) {
+      this.el.replaceChildren();
+      this.plot = new uPlot({
+        width: Math.max(300, Math.floor(this.el.clientWidth || 420) - 8),
+        height: 240,
+        scales: { x: { time: false }, y: { distr: 3 } },
+        legend: { show: false },
+        cursor: { show: false },
+        axes: [{ label: 'iteration' }, { label: 'KSD' }],
+        series: [{}, { label: 'KSD', stroke: '#2b6cb0', width: 1.5, points: { show: false } }],
+      }, data, this.el);
+    } else {
+      this.plot.setData(data);
+    }
+  }
+}
