@@ -6,7 +6,7 @@ import { KsdPanel } from './ksd.js';
 import { initCompare, compareReady, compareState } from './compare.js';
 
 const $ = (id) => document.getElementById(id);
-const BUILTIN = ['logistic', 'linear', 'robust', 'poisson', 'gmm'];
+const BUILTIN = ['logistic', 'linear', 'robust', 'poisson', 'gmm', 'lgssm', 'sv', 'garch'];
 const RENDER_MS = 250; // redraw plots at most this often
 const DIAG_MS = 1000; // ask for diagnostics at most this often while running
 const ACF_LAGS = 50;
@@ -102,6 +102,8 @@ function onRegistry(reg) {
   $('version').textContent = `tallmc ${reg.version}`;
   const ms = $('model');
   ms.replaceChildren(...reg.models.map((m) => new Option(m.name, m.name)));
+  // Time-series data sets appear once their models are in this build.
+  for (const o of $('dataset').querySelectorAll('option[data-series]')) if (!modelInfo(o.value)) o.remove();
   // Apply the URL query.
   const ds = params.get('dataset');
   if (ds && [...BUILTIN, 'csv'].includes(ds)) $('dataset').value = ds;
@@ -198,7 +200,8 @@ function onDatasetChange(load = true) {
     $('data-info').textContent = `simulated ${ds} data, generated in a worker when you press Run`;
     // Preview of the simulated columns (d counts the intercept); replaced by the real names on Run.
     const nf = Math.max(0, (+$('sim-d').value || 1) - 1);
-    setColumns(ds === 'gmm' ? ['x'] : ['y', ...Array.from({ length: nf }, (_, j) => `x${j + 1}`)], true);
+    const series = $('dataset').selectedOptions[0]?.hasAttribute('data-series');
+    setColumns(ds === 'gmm' ? ['x'] : (series ? ['y'] : ['y', ...Array.from({ length: nf }, (_, j) => `x${j + 1}`)]), true);
   } else if (!state.data || !state.data.key.startsWith('csv:')) {
     $('data-info').textContent = 'choose a CSV file: a header row of column names, then numbers';
     setColumns([], false);
@@ -373,6 +376,8 @@ const EXTRAS = 4;
 
 /** Extra `k` of one chain over all iterations (warm-up included). */
 function extraView(chain, k) {
+  // k = EXTRAS: the sign of the likelihood estimate per iteration (signed samplers).
+  if (k === EXTRAS) return { length: chain.signAll.length, get: (i) => chain.signAll.buf[i] };
   const buf = chain.extra.buf;
   const n = chain.extra.length / EXTRAS;
   return {
@@ -455,6 +460,7 @@ async function startRun() {
     const ch = {
       c, worker: w, status: 'starting', iteration: 0, total: f.warmup + f.draws, warmup: f.warmup, d: 0,
       draws: new Grow(Float64Array), signs: new Grow(Float64Array), extra: new Grow(Float64Array),
+      signAll: new Grow(Float64Array),
       extraSum: [0, 0, 0, 0], lik: 0, grad: 0, likS: 0, gradS: 0, div: 0, acc: 0, accN: 0,
       computeMs: 0, el: null,
     };
@@ -508,7 +514,7 @@ function onChainMessage(run, ch, m) {
         run.sigma2Idx = names.indexOf('sigma2');
         $('ecs-fraction-fig').hidden = run.fracIdx < 0;
         $('ecs-sigma2-fig').hidden = run.sigma2Idx < 0;
-        setExtraSelect(names);
+        setExtraSelect(names, run.signed);
         setParamSelects(run.names);
         startDiag(run);
       }
@@ -520,6 +526,7 @@ function onChainMessage(run, ch, m) {
       ch.computeMs = m.computeMs;
       ch.draws.push(b.draws);
       const nw = b.nWarmup;
+      if (run.signed) ch.signAll.push(b.sign);
       if (b.extra && b.extra.length === b.n * EXTRAS) {
         ch.extra.push(b.extra);
         for (let i = nw; i < b.n; i++) {
@@ -688,12 +695,18 @@ const sigma2Plot = new TracePlot($('ecs-sigma2'));
 const extraPlot = new TracePlot($('extra-plot'));
 
 /** Fill the generic per-iteration diagnostics select (hidden when the sampler reports no extras). */
-function setExtraSelect(names) {
+function setExtraSelect(names, signed = false) {
   const shown = names.slice(0, EXTRAS);
-  $('extra').replaceChildren(...shown.map((n, k) => new Option(n, String(k))));
-  const pick = ['points', 'batch_size'].map((n) => shown.indexOf(n)).find((k) => k >= 0) ?? 0;
-  $('extra').selectedIndex = shown.length ? pick : -1;
-  $('extra-fig').hidden = shown.length === 0;
+  const opts = shown.map((n, k) => new Option(n, String(k)));
+  // Signed samplers: the sign of the likelihood estimate per iteration.
+  if (signed) opts.push(new Option('sign', String(EXTRAS)));
+  $('extra').replaceChildren(...opts);
+  // The most telling internal first: points processed (SMH), batch size (minibatch MH, SG-MCMC),
+  // filter ESS (particle methods), sign (signed HMC-ECS).
+  const labels = opts.map((o) => o.textContent);
+  const pick = ['points', 'batch_size', 'ess_min', 'ess_mean', 'sign'].map((n) => labels.indexOf(n)).find((k) => k >= 0) ?? 0;
+  $('extra').selectedIndex = opts.length ? pick : -1;
+  $('extra-fig').hidden = opts.length === 0;
 }
 
 function setParamSelects(names) {
@@ -750,8 +763,8 @@ function renderNow() {
   drawPair($('pair-canvas'), withData.map((c) => colView(c, px, false)), withData.map((c) => colView(c, py, false)), [run.names[px], run.names[py]]);
   if (run.fracIdx >= 0) fracPlot.update(withData.map((c) => extraView(c, run.fracIdx)), run.f.warmup);
   if (run.sigma2Idx >= 0) sigma2Plot.update(withData.map((c) => extraView(c, run.sigma2Idx)), run.f.warmup);
-  const ek = $('extra').selectedIndex;
-  if (ek >= 0 && run.extraNames?.length) extraPlot.update(withData.map((c) => extraView(c, ek)), run.f.warmup);
+  const ek = $('extra').value === '' ? -1 : Number($('extra').value);
+  if (ek >= 0 && (run.extraNames?.length || run.signed)) extraPlot.update(withData.map((c) => extraView(c, ek)), run.f.warmup);
   if (run.summary) renderTable(run);
   renderCost(run);
   if (!run.finished && performance.now() - run.diagLast > DIAG_MS) requestDiag(run);
@@ -783,12 +796,37 @@ function renderTable(run) {
   tbody.replaceChildren(...rows);
 }
 
+/** Longer names of some sampler internals in the cost panel. */
+const EXTRA_LABELS = {
+  u_accept: 'acceptance of the u-block refresh (u_accept)',
+  n_batches: 'block-Poisson mini-batches (n_batches)',
+  points: 'points processed (points)',
+  batch_size: 'batch size (batch_size)',
+  ess_min: 'minimum filter ESS (ess_min)',
+  ess_mean: 'mean filter ESS (ess_mean)',
+};
+
 /** Cost-panel rows for the kernel extras that have a plot (post warm-up means). */
 function extraRows(run, accN) {
   const rows = [];
   const mean = (k) => (accN ? run.chains.reduce((s, c) => s + c.extraSum[k], 0) / accN : NaN);
   if (run.fracIdx >= 0) rows.push(['mean subsample fraction per iteration (post warm-up)', fmt(mean(run.fracIdx), 3)]);
   if (run.sigma2Idx >= 0) rows.push(['mean σ̂² of the log-likelihood estimator (post warm-up)', fmt(mean(run.sigma2Idx), 3)]);
+  // Every other sampler internal: its post-warm-up mean per iteration.
+  (run.extraNames ?? []).slice(0, EXTRAS).forEach((name, k) => {
+    if (k === run.fracIdx || k === run.sigma2Idx) return;
+    rows.push([`mean ${EXTRA_LABELS[name] ?? name} per iteration (post warm-up)`, fmt(mean(k), 3)]);
+  });
+  if (run.signed) {
+    let pos = 0;
+    let all = 0;
+    for (const c of run.chains) {
+      const v = c.signs.view();
+      for (let i = 0; i < v.length; i++) if (v[i] > 0) pos++;
+      all += v.length;
+    }
+    rows.push(['fraction of positive signs τ̂ (post warm-up)', fmt(all ? pos / all : NaN, 3)]);
+  }
   return rows;
 }
 

@@ -10,9 +10,11 @@
 //
 // Extra columns (e.g. KSD) plug in without touching this file:
 //   import { registerCompareColumn } from './compare.js';
-//   registerCompareColumn({ key: 'ksd', label: 'KSD', compute: async (result) => number });
+//   registerCompareColumn({ key: 'ksd', label: 'KSD', compute: async (result, tools) => number });
 // `result` = { config, names, chains: [{ draws: Float64Array (post warm-up, row-major n × d),
-// signs }], d, summary, f (the form: model, dataset, response, features, ...), data }; a column
+// signs }], d, signed, summary, chainConfig (the JSON config the chain workers got, without
+// `chain`), f (the form), data ({ key, names, nrows }) }; `tools.copyData()` resolves to
+// { names, values } (a fresh column-major copy, e.g. for `DataSet.fromColumns`). A column
 // registered under `ksd` fills the KSD column, which shows "n/a" until one is registered.
 import uPlot from './vendor/uPlot.esm.js';
 import { COLORS } from './plots.js';
@@ -159,6 +161,10 @@ function runConfig(config, f, data, copies, onProgress) {
     let meta = null;
     let finishedChains = 0;
     const settings = { ...modelSettings(), ...config.settings };
+    const cfgOf = (c) => ({
+      model: f.model, sampler: config.sampler, response: f.response, features: f.features,
+      intercept: f.intercept, standardize: f.standardize, warmup: f.warmup, settings, seed: f.seed, chain: c,
+    });
     const fail = (msg) => {
       for (const w of run.workers) w.terminate();
       reject(new Error(`${label(config)}: ${msg}`));
@@ -205,12 +211,8 @@ function runConfig(config, f, data, copies, onProgress) {
           if (++finishedChains === f.chains) finish();
         }
       };
-      const cfg = {
-        model: f.model, sampler: config.sampler, response: f.response, features: f.features,
-        intercept: f.intercept, standardize: f.standardize, warmup: f.warmup, settings, seed: f.seed, chain: c,
-      };
       const values = copies[c];
-      w.postMessage({ type: 'start', config: cfg, draws: f.draws, names: data.names, values }, [values.buffer]);
+      w.postMessage({ type: 'start', config: cfgOf(c), draws: f.draws, names: data.names, values }, [values.buffer]);
     }
 
     function finish() {
@@ -247,7 +249,7 @@ function runConfig(config, f, data, copies, onProgress) {
           config, ...meta, chains, summary: ev.data.summary, wallMs, accN, likS, gradS, extraMeans,
           lik: run.chains.reduce((t, x) => t + x.lik, 0), grad: run.chains.reduce((t, x) => t + x.grad, 0),
           acceptance: run.chains.reduce((t, x) => t + x.acc, 0) / Math.max(1, accN), f, data,
-          extra: {},
+          chainConfig: { ...cfgOf(0), chain: undefined }, extra: {},
         });
       };
       dw.postMessage({ type: 'reset', chains: chains.length, d: meta.d, signed: meta.signed });
@@ -281,6 +283,8 @@ async function runAll() {
   setStatus('loading data…', 'running');
   try {
     const data = await ctx.getData(f);
+    // For registered columns: a fresh copy of the data's values (column-major, as chains get them).
+    const tools = { copyData: async () => ({ names: data.names, values: (await ctx.askData({ type: 'copies', key: data.key, k: 1 })).copies[0] }) };
     for (let i = 0; i < cmp.configs.length && !token.stopped; i++) {
       const config = cmp.configs[i];
       const { copies } = await ctx.askData({ type: 'copies', key: data.key, k: f.chains });
@@ -289,7 +293,7 @@ async function runAll() {
       const res = await r.promise;
       for (const [key, col] of columns) {
         try {
-          res.extra[key] = await col.compute(res);
+          res.extra[key] = await col.compute(res, tools);
         } catch (e) {
           res.extra[key] = NaN;
           console.warn(`compare column ${key}: ${e.message ?? e}`);

@@ -161,7 +161,7 @@ const OWN_ATTRS = new Set(['model', 'sampler', 'data', 'n', 'd', 'data-seed', 'c
 /** Global HTML attributes, never settings (besides data-*, aria-* and on* handlers). */
 const HTML_ATTRS = new Set(['id', 'class', 'style', 'title', 'hidden', 'slot', 'part', 'lang', 'dir', 'tabindex', 'role', 'is', 'translate', 'inert']);
 /** Which per-iteration internal to show first (the sampler's own choice: its `extra` attribute). */
-const PREFERRED = ['points', 'batch_size', 'sign', 'filter_ess', 'ess', 'sigma2', 'n_batches', 'data_fraction', 'u_accept'];
+const PREFERRED = ['points', 'batch_size', 'sign', 'ess_min', 'ess_mean', 'sigma2', 'n_batches', 'data_fraction', 'u_accept'];
 const RENDER_MS = 200;
 const DIAG_MS = 1200;
 const MAX_CHAINS = 8;

@@ -3,7 +3,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { setup, openPage, waitForEnd, readDiagnostics, errorText } from './helpers.mjs';
 
-const BUILTIN = ['logistic', 'linear', 'robust', 'poisson', 'gmm'];
+const BUILTIN = ['logistic', 'linear', 'robust', 'poisson', 'gmm', 'lgssm', 'sv', 'garch'];
 
 let env;
 before(async () => { env = await setup(); });
@@ -49,6 +49,17 @@ test('every registry sampler runs', async (t) => {
         assert.equal(await selected(), 'batch_size');
         await p.selectOption('[data-testid=extra-select]', { label: extras[extras.length - 1] });
         assert.ok(await p.locator('[data-testid=extra-plot] canvas').count() > 0, 'extra plot not drawn after select');
+      }
+      // Signed HMC-ECS: the sign per iteration is the internal shown first, τ̂ in the cost panel.
+      if (s.name === 'hmc-ecs-signed') {
+        assert.ok(extras.includes('sign'), `hmc-ecs-signed extras: ${extras}`);
+        assert.equal(await selected(), 'sign');
+        assert.match(await p.textContent('[data-testid=cost-panel]'), /fraction of positive signs τ̂/);
+      }
+      // Particle methods: the filter's ESS.
+      if (s.name === 'pf-sgld' || s.name === 'pmmh') {
+        assert.ok(extras.includes('ess_min'), `${s.name} extras: ${extras}`);
+        assert.equal(await selected(), 'ess_min');
       }
       if (s.name === 'smh-2') {
         assert.ok(extras.includes('points'), `smh-2 extras: ${extras}`);

@@ -89,11 +89,14 @@ fn max_rel(a: &[f64], b: &[f64]) -> f64 {
 }
 
 #[test]
-fn registry_lists_the_six_models_with_unique_keys() {
+fn registry_lists_every_model_with_unique_keys() {
     let names: Vec<&str> = models().iter().map(|m| m.name).collect();
     assert_eq!(
         names,
-        ["logistic", "linear", "robust", "poisson", "gmm", "gaussian", "pmf"]
+        [
+            "logistic", "linear", "robust", "poisson", "gmm", "gaussian", "pmf", "lgssm", "sv",
+            "garch"
+        ]
     );
     for m in models() {
         for (i, p) in m.params.iter().enumerate() {
@@ -281,7 +284,17 @@ fn bad_settings_and_names() {
         matches!(s.check_all_used(), Err(Error::UnknownSetting { key }) if key == "prior_scal")
     );
     // planned and unknown models
-    // (every planned model is available now: lgssm, sv, garch are tested in ssm_samplers.rs)
+    for m in tallmc_core::model::registry::NOT_YET_AVAILABLE
+        .iter()
+        .copied()
+    {
+        let e = build_model(m, &t, &spec("y"), &Settings::new())
+            .err()
+            .unwrap();
+        assert!(e.to_string().contains("not yet available"), "{m}: {e}");
+        let e = simulate(m, 10, 2, 1, &Settings::new()).err().unwrap();
+        assert!(e.to_string().contains("not yet available"), "{m}: {e}");
+    }
     assert!(matches!(
         build_model("lasso", &t, &spec("y"), &Settings::new()),
         Err(Error::Unknown { what: "model", name }) if name == "lasso"

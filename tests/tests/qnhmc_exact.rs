@@ -199,6 +199,15 @@ fn at2_logistic_regression_lbfgs_freeze_matches_nuts() {
         2000,
         20_000,
     );
+    // The control: HMC with M⁻¹ = the same (dense) BFGS estimate, frozen after warm-up.
+    let mass = run_sampler(
+        "qnhmc",
+        model.clone(),
+        &["precondition=mass", "L=5", "init=zero"],
+        74,
+        2000,
+        10_000,
+    );
     // Reference: a long NUTS run with a dense metric.
     let nuts = run_sampler(
         "nuts",
@@ -209,8 +218,8 @@ fn at2_logistic_regression_lbfgs_freeze_matches_nuts() {
         20_000,
     );
     let mut max_z: f64 = 0.0;
-    for j in 0..d {
-        let (a, b) = (qn.col(j), nuts.col(j));
+    for (j, run) in (0..d).flat_map(|j| [(j, &qn), (j, &mass)]) {
+        let (a, b) = (run.col(j), nuts.col(j));
         let se = (var(&a) / ess(&a) + var(&b) / ess(&b)).sqrt();
         let z = (mean(&a) - mean(&b)) / se;
         max_z = max_z.max(z.abs());
@@ -231,9 +240,12 @@ fn at2_logistic_regression_lbfgs_freeze_matches_nuts() {
         );
     }
     eprintln!(
-        "logistic d = 10: max |z| of means {max_z:.2}; QNHMC accept {:.3}, ESS(b1) {:.0}",
+        "logistic d = 10: max |z| of means {max_z:.2}; QNHMC accept {:.3}, ESS(b1) {:.0}; \
+         mass control accept {:.3}, ESS(b1) {:.0}",
         qn.mean_accept(),
-        ess(&qn.col(1))
+        ess(&qn.col(1)),
+        mass.mean_accept(),
+        ess(&mass.col(1))
     );
-    assert!(qn.divergences() == 0);
+    assert!(qn.divergences() == 0 && mass.divergences() == 0);
 }

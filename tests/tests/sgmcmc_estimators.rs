@@ -12,6 +12,8 @@
 //! - Orderings of the closed forms averaged over 10 candidates, for every n:
 //!   V_opt ≤ V_PS < V_uniform; V_CV-opt ≤ V_CV-PS < V_CV-uniform; V_CV-uniform < V_uniform.
 //! - Gaussian-mean model: the control-variate estimate is the full gradient (error < 1e−9‖g‖).
+//! - The GLM closed forms of the SGLD-CV-PS weights (logistic, linear) equal the per-datum
+//!   Hessian formula √tr(∇²ℓᵢ Σ̂ ∇²ℓᵢ).
 //! - k-DPP batches (Ch.5): Horvitz–Thompson weights are unbiased (each coordinate within 4 SE);
 //!   the thesis's weights 1/(k·Lᵢᵢ/tr L) and the DPP's variance against uniform are printed.
 
@@ -83,7 +85,7 @@ fn estimator(
         Kind::UniformWor => Subsampler::Uniform(IndexSampler::new(n, m, false).unwrap()),
         Kind::Ps => {
             let w = match cv {
-                Some((mode, cov)) => cv_ps_weights(model, mode, cov),
+                Some((mode, cov)) => cv_ps_weights(model, mode, cov).unwrap(),
                 None => {
                     // SGLD-PS: weights at the mode.
                     let mode = find_mode(model, &model.initial_point(), &ModeOptions::default())
@@ -362,5 +364,53 @@ fn dpp_horvitz_thompson_is_unbiased() {
                 assert!(zs.iter().all(|z| z.abs() <= 4.0), "HT biased: {zs:?}");
             }
         }
+    }
+}
+
+/// The GLM closed forms of the SGLD-CV-PS weights (logistic sᵢ(1 − sᵢ)‖xᵢ‖√(xᵢᵀΣ̂xᵢ), linear
+/// ‖xᵢ‖√(xᵢᵀΣ̂xᵢ)/σ²) equal √tr(∇²ℓᵢ Σ̂ ∇²ℓᵢ) from the per-datum Hessians (1e−10 relative).
+#[test]
+fn cv_ps_closed_forms_match_hessian_formula() {
+    use tallmc_core::model::GaussianNoise;
+    let s = setup();
+    let mut rng = chain_rng(409, 0);
+    let mut design = gaussian_design(300, 4, &mut rng);
+    for i in 0..300 {
+        design.y[i] =
+            linear_predictor(&design, &[1.0, 0.5, -0.5, 0.2], i) + 2.0 * dist::std_normal(&mut rng);
+    }
+    let linear: Arc<dyn DataModel> = Arc::new(Glm::new(
+        design,
+        GaussianNoise { sd: 2.0 },
+        Prior::Normal { scale: 10.0 },
+    ));
+    for (label, model) in [("logistic", s.model.clone()), ("linear", linear)] {
+        let d = model.dim();
+        let r = find_mode(
+            model.as_ref(),
+            &model.initial_point(),
+            &ModeOptions::default(),
+        )
+        .unwrap();
+        let cov = r.covariance().unwrap();
+        let w = cv_ps_weights(model.as_ref(), &r.mode, &cov).unwrap();
+        for i in 0..model.n() {
+            let mut h = vec![0.0; d * d];
+            model.log_lik_hess(&r.mode, i, &mut h);
+            let mut t = 0.0;
+            for a in 0..d {
+                for b in 0..d {
+                    let hs: f64 = (0..d).map(|k| h[a * d + k] * cov[k * d + b]).sum();
+                    t += hs * h[b * d + a];
+                }
+            }
+            let want = t.max(0.0).sqrt();
+            assert!(
+                (w[i] - want).abs() <= 1e-10 * want.max(1e-300),
+                "{label} datum {i}: {} vs {want}",
+                w[i]
+            );
+        }
+        assert!(cv_ps_weights(model.as_ref(), &r.mode, &cov[1..]).is_err());
     }
 }

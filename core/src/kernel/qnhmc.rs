@@ -32,7 +32,10 @@
 //!
 //! Step size: fixed, or (auto) dual averaging during warm-up, with the doubling heuristic rerun
 //! and the averaging restarted after the first BFGS update, at the end of each of Stan's slow
-//! windows, and when B freezes.
+//! windows, and when B freezes (B adapts until warm-up − terminal buffer: 50 iterations, or
+//! 10% of a warm-up shorter than 150; all of a warm-up shorter than 20; never without warm-up).
+//! The mass control's metric M⁻¹ = C is rebuilt at those same checkpoints (and after every
+//! update with `continuous`).
 //!
 //! ## References
 //! T. Fu, L. Luo, Z. Zhang (2016), *Quasi-Newton Hamiltonian Monte Carlo*, UAI.
@@ -448,6 +451,7 @@ pub struct Qnhmc {
     scheme: Scheme,
     pairs: PairSource,
     mass: Metric,
+    mass_stale: bool,
 }
 
 impl Qnhmc {
@@ -492,6 +496,7 @@ impl Qnhmc {
             scheme,
             pairs,
             mass: Metric::Identity(d),
+            mass_stale: true,
         };
         k.refresh_mass();
         Ok(k)
@@ -511,7 +516,9 @@ impl Qnhmc {
     }
 
     /// Feed the pairs staged by an accepted proposal to the estimate; returns how many were
-    /// used. The next step uses the updated C.
+    /// used. The next step uses the updated C in the QN scheme; the mass scheme's metric
+    /// M⁻¹ = C is rebuilt only by [`refresh_mass`](Self::refresh_mass) (a Cholesky factor,
+    /// O(d³)).
     pub fn commit(&mut self, staged: &[f64]) -> usize {
         let d = self.precond.dim();
         let mut used = 0;
@@ -521,19 +528,21 @@ impl Qnhmc {
                 used += 1;
             }
         }
-        if used > 0 {
-            self.refresh_mass();
+        if used > 0 && self.scheme == Scheme::Mass {
+            self.mass_stale = true;
         }
         used
     }
 
-    /// Rebuild the mass-scheme metric M⁻¹ = C (kept unchanged if C is not numerically SPD).
-    fn refresh_mass(&mut self) {
-        if self.scheme == Scheme::Mass {
+    /// Mass scheme: rebuild the metric M⁻¹ = C if C changed since the last rebuild (kept
+    /// unchanged if C is not numerically SPD). No-op in the QN scheme.
+    pub fn refresh_mass(&mut self) {
+        if self.scheme == Scheme::Mass && self.mass_stale {
             let d = self.precond.dim();
             if let Ok(m) = Metric::dense(self.precond.to_dense(), d) {
                 self.mass = m;
             }
+            self.mass_stale = false;
         }
     }
 
@@ -926,8 +935,12 @@ impl<T: LogDensity + Send> Chain for QnhmcChain<T> {
             }
             let window_end = self.windows.advance();
             let freezing = self.opts.adapt == Adapt::Freeze && t + 1 == self.freeze_at;
+            let checkpoint = first_update || window_end || freezing;
+            if checkpoint {
+                self.kernel.refresh_mass();
+            }
             // A restart on the last warm-up iteration would leave no averaged step size.
-            if (first_update || window_end || freezing) && t + 1 < self.warmup {
+            if checkpoint && t + 1 < self.warmup {
                 self.retune(rng);
             }
             info.lik_evals += self.pending.lik_evals;
@@ -941,6 +954,9 @@ impl<T: LogDensity + Send> Chain for QnhmcChain<T> {
                     }
                 }
             }
+        }
+        if self.opts.adapt == Adapt::Continuous {
+            self.kernel.refresh_mass();
         }
         self.iteration += 1;
         let p = &self.kernel.precond;

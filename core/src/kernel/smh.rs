@@ -18,7 +18,9 @@
 //! Proposals: random walk θ′ = θ + σ L⁻ᵀξ with H = LLᵀ the negative Hessian of log π at θ̂,
 //! or pCN θ′ = μ̂ + √ρ(θ − μ̂) + √(1−ρ) L⁻ᵀξ, μ̂ = θ̂ + H⁻¹∇log π(θ̂) (reversible w.r.t. the
 //! Gaussian p·π̂₂ when the prior is Gaussian or flat, so SMH-2's first factor is 1;
-//! its q-ratio is computed and the first factor evaluated in general form).
+//! its q-ratio is computed and the first factor evaluated in general form), or the
+//! π̂₁-reversible θ′ = θ − (C/2)∇U(θ̂) + N(0, C), C = (σ/n)I (eq. 17 with the sign of C fixed),
+//! whose first factor is 1 for SMH-1 with a flat prior.
 //!
 //! ## References
 //! R. Cornish, P. Vanetti, A. Bouchard-Côté, G. Deligiannidis, A. Doucet (2019), *Scalable
@@ -54,6 +56,12 @@ pub enum SmhProposal {
     Pcn {
         /// ρ.
         rho: f64,
+    },
+    /// The π̂₁-reversible proposal of eq. (17) (with the sign of C corrected):
+    /// θ′ = θ − (C/2)∇U(θ̂) + N(0, C), C = (σ/n)·I (σ is a variance here, as in the paper).
+    Pi1 {
+        /// σ.
+        scale: f64,
     },
 }
 
@@ -155,6 +163,13 @@ impl Smh {
         opts: &SmhOptions,
         start: &[f64],
     ) -> Result<Self, Error> {
+        Self::validate(model, opts)?;
+        let mode = find_mode(model, start, &opts.mode)?;
+        Self::from_mode(model, opts, mode)
+    }
+
+    /// Check the options and that `model` is a non-empty GLM with the bounds of order k.
+    fn validate(model: &dyn DataModel, opts: &SmhOptions) -> Result<(), Error> {
         if !(opts.order == 1 || opts.order == 2) {
             return Err(Error::setting("order", "SMH order must be 1 or 2"));
         }
@@ -169,7 +184,80 @@ impl Smh {
                     return Err(Error::setting("rho", "must be in [0, 1)"));
                 }
             }
+            SmhProposal::Pi1 { scale } => {
+                if !(scale > 0.0 && scale.is_finite()) {
+                    return Err(Error::setting("scale", "must be a finite number > 0"));
+                }
+            }
         }
+        let view = model.as_glm().ok_or_else(|| {
+            Error::setting(
+                "sampler",
+                "SMH needs a generalised linear model (supported: logistic, robust)",
+            )
+        })?;
+        family_bound(view, opts.order)?;
+        let design = view.design();
+        let (n, d) = (design.n, design.d);
+        if n == 0 || d == 0 || design.x.len() != n * d || design.y.len() != n {
+            return Err(Error::data("SMH needs a non-empty design"));
+        }
+        if opts.truncation.is_some_and(|r| r.is_nan() || r < 0.0) {
+            return Err(Error::setting("truncation", "must be ≥ 0"));
+        }
+        Ok(())
+    }
+
+    /// As [`Smh::new`] with a given θ̂ (no mode search; e.g. an SGD estimate, or a deliberately
+    /// perturbed point in tests): the Taylor expansions, the proposal's H = −∇² log π(θ̂) and
+    /// the pCN centre are taken at `theta_hat`. Exactness does not depend on θ̂; H must be
+    /// positive definite there.
+    pub fn with_theta_hat(
+        model: &dyn DataModel,
+        opts: &SmhOptions,
+        theta_hat: &[f64],
+    ) -> Result<Self, Error> {
+        let d = model.dim();
+        if theta_hat.len() != d {
+            return Err(Error::Dimension {
+                what: "theta_hat",
+                expected: d,
+                got: theta_hat.len(),
+            });
+        }
+        if theta_hat.iter().any(|v| !v.is_finite()) {
+            return Err(Error::NonFiniteStart);
+        }
+        Self::validate(model, opts)?;
+        let n = model.n();
+        let mut grad = vec![0.0; d];
+        let lp = model.log_prior_grad(theta_hat, &mut grad)
+            + model.log_lik_grad_all(theta_hat, &mut grad);
+        let mut hess = vec![0.0; d * d];
+        model.log_prior_hess(theta_hat, &mut hess);
+        for i in 0..n {
+            model.log_lik_hess(theta_hat, i, &mut hess);
+        }
+        let neg_hessian: Vec<f64> = hess.iter().map(|v| -v).collect();
+        let mode = crate::optim::ModeResult {
+            mode: theta_hat.to_vec(),
+            log_density: lp,
+            grad,
+            neg_hessian,
+            iterations: 0,
+            converged: false,
+            lik_evals: n as u64,
+            grad_evals: n as u64,
+            hess_evals: n as u64,
+        };
+        Self::from_mode(model, opts, mode)
+    }
+
+    fn from_mode(
+        model: &dyn DataModel,
+        opts: &SmhOptions,
+        mode: crate::optim::ModeResult,
+    ) -> Result<Self, Error> {
         let view = model.as_glm().ok_or_else(|| {
             Error::setting(
                 "sampler",
@@ -180,15 +268,11 @@ impl Smh {
         let design = view.design();
         let fam = view.family();
         let (n, d) = (design.n, design.d);
-        if n == 0 || d == 0 || design.x.len() != n * d || design.y.len() != n {
-            return Err(Error::data("SMH needs a non-empty design"));
-        }
         let truncation = match opts.truncation {
             None => n as f64,
             Some(r) if r >= 0.0 => r,
             Some(_) => return Err(Error::setting("truncation", "must be ≥ 0")),
         };
-        let mode = find_mode(model, start, &opts.mode)?;
         let hess_post = mode.neg_hessian.clone();
         let chol = Cholesky::new(&hess_post, d)?;
         let theta_hat = mode.mode.clone();
@@ -369,6 +453,14 @@ impl Smh {
     pub fn propose<R: Rng + ?Sized>(&self, rng: &mut R, theta: &[f64], out: &mut [f64]) -> f64 {
         let d = self.d;
         let mut z: Vec<f64> = (0..d).map(|_| dist::std_normal(rng)).collect();
+        if let SmhProposal::Pi1 { .. } = self.proposal {
+            let c = self.pi1_variance();
+            for (((o, t), g), zj) in out.iter_mut().zip(theta).zip(&self.grad_lik).zip(&z) {
+                // −(C/2)∇U(θ̂) = +(C/2)Σ∇ℓᵢ(θ̂).
+                *o = t + 0.5 * c * g + math::sqrt(c) * zj;
+            }
+            return self.pi1_log_q_ratio(theta, out);
+        }
         self.chol.solve_lt(&mut z);
         match self.proposal {
             SmhProposal::RandomWalk { scale } => {
@@ -385,21 +477,46 @@ impl Smh {
                 }
                 self.pcn_log_q_ratio(theta, out)
             }
+            SmhProposal::Pi1 { .. } => self.pi1_log_q_ratio(theta, out),
         }
     }
 
-    /// log q(θ′,θ) − log q(θ,θ′) of the pCN proposal (0 for the random walk).
+    /// C/I = σ/n of the π̂₁-reversible proposal (17).
+    fn pi1_variance(&self) -> f64 {
+        match self.proposal {
+            SmhProposal::Pi1 { scale } => scale / self.n.max(1) as f64,
+            _ => f64::NAN,
+        }
+    }
+
+    /// log q(θ′,θ) − log q(θ,θ′) of proposal (17), from the two Gaussian densities
+    /// q(x, x′) = N(x′; x − (C/2)∇U(θ̂), C).
+    fn pi1_log_q_ratio(&self, theta: &[f64], theta_p: &[f64]) -> f64 {
+        let c = self.pi1_variance();
+        let log_q = |x: &[f64], xp: &[f64]| -> f64 {
+            let mut ss = 0.0;
+            for ((a, b), g) in x.iter().zip(xp).zip(&self.grad_lik) {
+                let r = b - a - 0.5 * c * g;
+                ss += r * r;
+            }
+            -0.5 * ss / c
+        };
+        log_q(theta_p, theta) - log_q(theta, theta_p)
+    }
+
+    /// log q(θ′,θ) − log q(θ,θ′) of the proposal (0 for the random walk).
     pub fn log_q_ratio(&self, theta: &[f64], theta_p: &[f64]) -> f64 {
         match self.proposal {
             SmhProposal::RandomWalk { .. } => 0.0,
             SmhProposal::Pcn { .. } => self.pcn_log_q_ratio(theta, theta_p),
+            SmhProposal::Pi1 { .. } => self.pi1_log_q_ratio(theta, theta_p),
         }
     }
 
     fn pcn_log_q_ratio(&self, theta: &[f64], theta_p: &[f64]) -> f64 {
         let rho = match self.proposal {
             SmhProposal::Pcn { rho } => rho,
-            SmhProposal::RandomWalk { .. } => return 0.0,
+            _ => return 0.0,
         };
         let a = math::sqrt(rho);
         let d = self.d;
@@ -584,6 +701,20 @@ impl SmhChain {
         })
     }
 
+    /// Run a given kernel (e.g. one from [`Smh::with_theta_hat`]), starting at its θ̂.
+    pub fn from_kernel(kernel: Smh, model: Arc<dyn DataModel>, warmup: usize) -> Self {
+        let state = kernel.init_state();
+        let names = model.param_names();
+        SmhChain {
+            kernel,
+            model,
+            state,
+            iter: 0,
+            warmup,
+            names,
+        }
+    }
+
     /// The kernel.
     pub fn kernel(&self) -> &Smh {
         &self.kernel
@@ -620,13 +751,13 @@ impl Chain for SmhChain {
 
 const P_PROPOSAL: ParamSpec = ParamSpec {
     key: "proposal",
-    description: "rw: θ + σ·N(0, H⁻¹); pcn: reversible w.r.t. the Laplace approximation",
-    kind: ParamKind::Choice(&["rw", "pcn"]),
+    description: "rw: θ + σ·N(0, H⁻¹); pcn: reversible w.r.t. the Laplace approximation; pi1: θ − (σ/2n)∇U(θ̂) + N(0, (σ/n)I), reversible w.r.t. the first-order Taylor approximation (paper eq. 17)",
+    kind: ParamKind::Choice(&["rw", "pcn", "pi1"]),
 };
 
 const P_SCALE: ParamSpec = ParamSpec {
     key: "scale",
-    description: "random-walk scale σ relative to the Laplace covariance (paper: 1)",
+    description: "rw: scale σ relative to the Laplace covariance (paper: 1); pi1: σ in the covariance (σ/n)·I",
     kind: ParamKind::Real {
         default: 1.0,
         min: 0.0,
@@ -678,8 +809,15 @@ pub const SMH_2_INFO: SamplerInfo = SamplerInfo {
 
 /// Read the SMH settings (`proposal`, `scale`, `rho`, `truncation`) for order `order`.
 pub fn options_from_settings(s: &Settings, order: usize) -> Result<SmhOptions, Error> {
-    let kind = s.choice("proposal", "rw", &["rw", "pcn"])?;
-    let proposal = if kind == "pcn" {
+    let kind = s.choice("proposal", "rw", &["rw", "pcn", "pi1"])?;
+    let proposal = if kind == "pi1" {
+        if s.contains("rho") {
+            return Err(Error::setting("rho", "has no effect with proposal=pi1"));
+        }
+        SmhProposal::Pi1 {
+            scale: s.f64_in("scale", 1.0, 1e-12, f64::INFINITY)?,
+        }
+    } else if kind == "pcn" {
         if s.contains("scale") {
             return Err(Error::setting("scale", "has no effect with proposal=pcn"));
         }

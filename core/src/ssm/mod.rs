@@ -182,7 +182,7 @@ pub fn initial_law_from_settings(settings: &Settings) -> Result<InitialLaw, Erro
     match settings.choice("initial", "stationary", &["stationary", "normal"])? {
         "normal" => {
             let var = settings.f64_or("initial_var", 10.0)?;
-            if !(var > 0.0) {
+            if var <= 0.0 {
                 return Err(Error::setting("initial_var", "must be > 0"));
             }
             Ok(InitialLaw::Normal { var })

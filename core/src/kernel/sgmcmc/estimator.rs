@@ -111,14 +111,12 @@ impl GradientEstimator {
                     return Err(Error::setting("batch_size", "must be at least 1"));
                 }
             }
-            Subsampler::Dpp { dpp, weights } => {
-                if dpp.n() != n || weights.len() != n {
-                    return Err(Error::Dimension {
-                        what: "k-DPP ground set",
-                        expected: n,
-                        got: dpp.n(),
-                    });
-                }
+            Subsampler::Dpp { dpp, weights } if dpp.n() != n || weights.len() != n => {
+                return Err(Error::Dimension {
+                    what: "k-DPP ground set",
+                    expected: n,
+                    got: dpp.n(),
+                });
             }
             _ => {}
         }
@@ -441,13 +439,20 @@ pub fn ps_weights(model: &dyn DataModel, mode: &[f64]) -> Vec<f64> {
 
 /// SGLD-CV-PS weights pᵢ ∝ √tr(∇²ℓᵢ(θ̂) Σ̂ ∇²ℓᵢ(θ̂)) (eq. 4.3.11; unnormalised), `cov` = Σ̂
 /// row-major d × d. Closed form |f″(yᵢ, ηᵢ)|·‖xᵢ‖·√(xᵢᵀΣ̂xᵢ) for GLMs (O(n d²)); per-datum
-/// Hessians otherwise (O(n d³)).
-pub fn cv_ps_weights(model: &dyn DataModel, mode: &[f64], cov: &[f64]) -> Vec<f64> {
+/// Hessians otherwise (O(n d³)). Errors when `mode` or `cov` has the wrong length.
+pub fn cv_ps_weights(model: &dyn DataModel, mode: &[f64], cov: &[f64]) -> Result<Vec<f64>, Error> {
     let (n, d) = (model.n(), model.dim());
+    if mode.len() != d || cov.len() != d * d {
+        return Err(Error::Dimension {
+            what: "mode and Laplace covariance",
+            expected: d * d,
+            got: cov.len(),
+        });
+    }
     if let Some(glm) = model.as_glm() {
         let des = glm.design();
         let fam = glm.family();
-        return (0..n)
+        return Ok((0..n)
             .map(|i| {
                 let x = des.row(i);
                 let eta: f64 = x.iter().zip(mode).map(|(a, b)| a * b).sum();
@@ -462,11 +467,11 @@ pub fn cv_ps_weights(model: &dyn DataModel, mode: &[f64], cov: &[f64]) -> Vec<f6
                 }
                 c * math::sqrt(row_norm2(x)) * math::sqrt(q.max(0.0))
             })
-            .collect();
+            .collect());
     }
     let mut h = vec![0.0; d * d];
     let mut hs = vec![0.0; d * d];
-    (0..n)
+    Ok((0..n)
         .map(|i| {
             h.iter_mut().for_each(|v| *v = 0.0);
             model.log_lik_hess(mode, i, &mut h);
@@ -484,7 +489,7 @@ pub fn cv_ps_weights(model: &dyn DataModel, mode: &[f64], cov: &[f64]) -> Vec<f6
             }
             math::sqrt(t.max(0.0))
         })
-        .collect()
+        .collect())
 }
 
 /// The defensive mixture p = (1 − δ)·w/Σw + δ/n of weights `w` (normalised). `delta` in

@@ -238,7 +238,7 @@ pub fn build_sg_chain(
             let r = mode.as_ref().ok_or(Error::NonFiniteStart)?;
             let w = if opts.control_variate {
                 let cov = r.covariance()?;
-                estimator::cv_ps_weights(model.as_ref(), &r.mode, &cov)
+                estimator::cv_ps_weights(model.as_ref(), &r.mode, &cov)?
             } else {
                 estimator::ps_weights(model.as_ref(), &r.mode)
             };
@@ -293,7 +293,7 @@ pub fn build_sg_chain(
             let dpp = KDpp::linear_kernel(&f, n, p, nugget, k)?;
             let weights: Vec<f64> = if inclusion {
                 let pi = dpp.inclusion_probabilities();
-                if pi.iter().any(|&v| !(v > 0.0)) {
+                if pi.iter().any(|&v| v.is_nan() || v <= 0.0) {
                     return Err(Error::setting(
                         "dpp_nugget",
                         "some data have inclusion probability 0; use a nugget > 0",
