@@ -10,6 +10,8 @@ const BUILTIN = ['logistic', 'linear', 'robust', 'poisson', 'gmm', 'lgssm', 'sv'
 const RENDER_MS = 250; // redraw plots at most this often
 const DIAG_MS = 1000; // ask for diagnostics at most this often while running
 const ACF_LAGS = 50;
+// `?ksd=0` turns the KSD panel (and its worker) off; kept in the share link.
+const KSD_ON = new URLSearchParams(location.search).get('ksd') !== '0';
 
 // ------------------------------------------------------------------------------------------------
 // Growable storage
@@ -309,6 +311,7 @@ function configQuery(f) {
   }
   for (const [k, v] of Object.entries(f.settings)) q.set(`set.${k}`, String(v));
   for (const [k, v] of compareQuery()) q.set(k, v);
+  if (!KSD_ON) q.set('ksd', '0');
   return q;
 }
 
@@ -419,7 +422,7 @@ async function startRun() {
   try {
     data = await getData(f);
     // One copy per chain, plus one for the KSD worker's model.
-    copies = (await askData({ type: 'copies', key: data.key, k: f.chains + 1 })).copies;
+    copies = (await askData({ type: 'copies', key: data.key, k: f.chains + (KSD_ON ? 1 : 0) })).copies;
   } catch (e) {
     showError(e.message);
     setRunning(false);
@@ -482,7 +485,7 @@ async function startRun() {
     w.postMessage({ type: 'start', config, draws: f.draws, names: data.names, values }, [values.buffer]);
   }
   // Kernel Stein discrepancy of the kept draws, in its own worker (ksd.js).
-  run.ksd = new KsdPanel({
+  if (KSD_ON) run.ksd = new KsdPanel({
     config: { model: f.model, sampler: f.sampler, response: f.response, features: f.features, intercept: f.intercept, standardize: f.standardize, warmup: f.warmup, settings: f.settings, seed: f.seed },
     names: data.names, values: copies[f.chains], chains: f.chains, signed: !!samplerInfo(f.sampler)?.signed, warmup: f.warmup,
     onError: (msg) => showError(msg),
