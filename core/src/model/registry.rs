@@ -274,11 +274,7 @@ const SERIES_PARAMS: &[ParamSpec] = &[
     },
 ];
 
-<<<<<<< HEAD
-/// Models that are named in the design but not built yet (none left).
-=======
 /// Models that are named in the design but not built yet.
->>>>>>> main
 pub const NOT_YET_AVAILABLE: &[&str] = &[];
 
 /// The error for a model that is planned but not available yet.
@@ -501,11 +497,7 @@ pub fn pmf_from_table(
 
 /// Build model `name` from `table`; model options come from `settings` (keys read are marked
 /// used). Time-series models (`lgssm`, `sv`, `garch`) read one column (see
-<<<<<<< HEAD
-/// [`SeriesModel::from_table`]). Planned models give a "not yet available" error; other
-=======
 /// [`SeriesModel::from_table`]); other
->>>>>>> main
 /// unknown names give [`Error::Unknown`].
 pub fn build(
     name: &str,
