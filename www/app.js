@@ -3,7 +3,7 @@
 // sampling, parsing and diagnostics run in workers.
 import { TracePlot, HistPlot, AcfPlot, drawPair } from './plots.js';
 import { KsdPanel } from './ksd.js';
-import { initCompare, compareReady, compareState } from './compare.js';
+import { initCompare, compareReady, compareState, compareQuery } from './compare.js';
 
 const $ = (id) => document.getElementById(id);
 const BUILTIN = ['logistic', 'linear', 'robust', 'poisson', 'gmm', 'lgssm', 'sv', 'garch'];
@@ -307,6 +307,7 @@ function configQuery(f) {
     if (f.standardize) q.set('standardize', '1');
   }
   for (const [k, v] of Object.entries(f.settings)) q.set(`set.${k}`, String(v));
+  for (const [k, v] of compareQuery()) q.set(k, v);
   return q;
 }
 
