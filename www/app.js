@@ -3,6 +3,7 @@
 // sampling, parsing and diagnostics run in workers.
 import { TracePlot, HistPlot, AcfPlot, drawPair } from './plots.js';
 import { KsdPanel } from './ksd.js';
+import { drawWindowTrace } from './series.js';
 import { initCompare, compareReady, compareState, compareQuery } from './compare.js';
 
 const $ = (id) => document.getElementById(id);
@@ -459,6 +460,7 @@ async function startRun() {
   $('ecs-fraction-fig').hidden = true;
   $('ecs-sigma2-fig').hidden = true;
   $('extra-fig').hidden = true;
+  $('window-fig').hidden = true;
   $('extra').replaceChildren();
   for (let c = 0; c < f.chains; c++) {
     const w = new Worker(new URL('./chain-worker.js', import.meta.url), { type: 'module' });
@@ -530,6 +532,7 @@ function onChainMessage(run, ch, m) {
       ch.iteration = m.iteration;
       ch.computeMs = m.computeMs;
       ch.draws.push(b.draws);
+      if (m.trace) ch.trace = m.trace; // time-series samplers: the last filter window
       const nw = b.nWarmup;
       if (run.signed) ch.signAll.push(b.sign);
       if (b.extra && b.extra.length === b.n * EXTRAS) {
@@ -770,6 +773,9 @@ function renderNow() {
   if (run.sigma2Idx >= 0) sigma2Plot.update(withData.map((c) => extraView(c, run.sigma2Idx)), run.f.warmup);
   const ek = $('extra').value === '' ? -1 : Number($('extra').value);
   if (ek >= 0 && (run.extraNames?.length || run.signed)) extraPlot.update(withData.map((c) => extraView(c, ek)), run.f.warmup);
+  const wt = run.chains[0]?.trace;
+  $('window-fig').hidden = !wt;
+  if (wt) drawWindowTrace($('window-canvas'), wt);
   if (run.summary) renderTable(run);
   renderCost(run);
   if (!run.finished && performance.now() - run.diagLast > DIAG_MS) requestDiag(run);
