@@ -265,8 +265,14 @@ impl KDpp {
     }
 
     /// Draw one subset of k distinct items into `out` (cleared first; ascending order is not
-    /// guaranteed).
-    pub fn sample<R: Rng + ?Sized>(&mut self, rng: &mut R, out: &mut Vec<usize>) {
+    /// guaranteed). Returns whether the draw is complete (|out| = k). It can fall short only
+    /// numerically: when every residual diagonal Kᵢᵢ^{(t)} of the sequential conditioning is
+    /// ≤ 0 after rounding (or the basis lost rank), no item can be picked; the partial subset
+    /// is then NOT a k-DPP draw and must not be used with weights meant for k items — the
+    /// caller gets `false` (the gradient estimator turns it into a NaN estimate, a reported
+    /// divergence, and counts it).
+    #[must_use = "an incomplete draw (false) is not a k-DPP sample"]
+    pub fn sample<R: Rng + ?Sized>(&mut self, rng: &mut R, out: &mut Vec<usize>) -> bool {
         out.clear();
         let (n, k, r) = (self.n, self.k, self.lambda.len());
         let kk = k + 1;
@@ -333,7 +339,7 @@ impl KDpp {
                 }
             }
             if pick >= n {
-                break;
+                return false;
             }
             out.push(pick);
             // Column `pick` of the conditional kernel.
@@ -359,5 +365,6 @@ impl KDpp {
             self.resid[pick] = 0.0;
             self.chol[t] = col;
         }
+        out.len() == k
     }
 }
