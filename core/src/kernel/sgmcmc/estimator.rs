@@ -305,6 +305,15 @@ impl GradientEstimator {
         }
     }
 
+    /// Forget the stored ∇ℓᵢ(θ̂) so that each step recomputes them (2m evaluations), as
+    /// happens automatically when n·d > [`CV_STORE_MAX`]; frees n·d floats. No effect on the
+    /// naive estimator.
+    pub fn drop_centre_gradients(&mut self) {
+        if let Some(c) = &mut self.centre {
+            c.grads = None;
+        }
+    }
+
     /// How many k-DPP draws ended short of k items (numerically exhausted residual); each
     /// such estimate was returned as NaN instead of a biased value.
     pub fn incomplete_draws(&self) -> u64 {
