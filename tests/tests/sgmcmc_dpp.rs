@@ -11,8 +11,9 @@
 //!   `dpp-sgld` (eigen of FᵀF plus a Haar subspace of the ν-eigenspace), the latter also with
 //!   k = 4 > rank(FFᵀ) = 2 so that most of the subset comes from the nugget's eigenspace.
 //! - the distance of πᵢ from the thesis's k·Lᵢᵢ/tr(L) is printed (its estimator's bias).
-//! - an incomplete draw (every residual diagonal ≤ 0 before k items, forced here by a kernel
-//!   whose two "eigenvectors" coincide, so K has rank 1 < k = 2) is reported: `sample` returns
+//! - an incomplete draw (residual trace, exactly k − t for a rank-k projection, below ½ before
+//!   k items: forced here by a kernel whose two "eigenvectors" coincide, so K has rank 1 < k = 2
+//!   and after one pick the residual is rounding noise) is reported: `sample` returns
 //!   false, the estimator returns NaN with 0 evaluations and counts it, and a chain step is a
 //!   divergence that leaves θ unchanged — never a biased gradient from a short subset.
 
@@ -217,7 +218,8 @@ fn incomplete_draw_is_reported_not_used() {
     use tallmc_core::model::gaussian::GaussianMean;
     use tallmc_core::model::prior::Prior;
     use tallmc_core::model::DataModel;
-    // Both columns are v = (0.6, 0.8): K = 2vvᵀ, rank 1, so after one item every residual is 0.
+    // Both columns are v = (0.6, 0.8): K = 2vvᵀ, rank 1, so after one item every residual is 0
+    // up to rounding (the trace should be k − 1 = 1).
     let mut dpp = KDpp::from_eigen(&[1.0, 1.0], &[0.6, 0.6, 0.8, 0.8], 2).expect("kdpp");
     let mut rng = chain_rng(5, 0);
     let mut y = Vec::new();

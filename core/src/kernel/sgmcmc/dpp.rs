@@ -266,8 +266,10 @@ impl KDpp {
 
     /// Draw one subset of k distinct items into `out` (cleared first; ascending order is not
     /// guaranteed). Returns whether the draw is complete (|out| = k). It can fall short only
-    /// numerically: when every residual diagonal Kᵢᵢ^{(t)} of the sequential conditioning is
-    /// ≤ 0 after rounding (or the basis lost rank), no item can be picked; the partial subset
+    /// numerically: the residual trace Σᵢ Kᵢᵢ^{(t)} of the sequential conditioning equals
+    /// k − t ≥ 1 in exact arithmetic (K is a rank-k projection); when it is below ½ after
+    /// rounding (the basis has numerically lost rank, or every residual diagonal is ≤ 0), the
+    /// remaining picks would be driven by rounding noise, so the draw stops; the partial subset
     /// is then NOT a k-DPP draw and must not be used with weights meant for k items — the
     /// caller gets `false` (the gradient estimator turns it into a NaN estimate, a reported
     /// divergence, and counts it).
@@ -326,6 +328,10 @@ impl KDpp {
         self.chol.resize_with(kb, Vec::new);
         for t in 0..kb {
             let total: f64 = self.resid.iter().map(|&v| v.max(0.0)).sum();
+            // Exactly kb − t ≥ 1 for an orthonormal basis.
+            if !(total > 0.5) {
+                return false;
+            }
             let mut target = uniform(rng) * total;
             let mut pick = n;
             for i in 0..n {
