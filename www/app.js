@@ -3,10 +3,10 @@
 // sampling, parsing and diagnostics run in workers.
 import { TracePlot, HistPlot, AcfPlot, drawPair } from './plots.js';
 import { KsdPanel } from './ksd.js';
-import { initCompare, compareReady, compareState } from './compare.js';
+import { initCompare, compareReady, compareState, compareQuery } from './compare.js';
 
 const $ = (id) => document.getElementById(id);
-const BUILTIN = ['logistic', 'linear', 'robust', 'poisson', 'gmm', 'lgssm', 'sv', 'garch'];
+const BUILTIN = ['logistic', 'linear', 'robust', 'poisson', 'gmm', 'lgssm', 'sv', 'garch', 'pmf'];
 const RENDER_MS = 250; // redraw plots at most this often
 const DIAG_MS = 1000; // ask for diagnostics at most this often while running
 const ACF_LAGS = 50;
@@ -201,7 +201,8 @@ function onDatasetChange(load = true) {
     // Preview of the simulated columns (d counts the intercept); replaced by the real names on Run.
     const nf = Math.max(0, (+$('sim-d').value || 1) - 1);
     const series = $('dataset').selectedOptions[0]?.hasAttribute('data-series');
-    setColumns(ds === 'gmm' ? ['x'] : (series ? ['y'] : ['y', ...Array.from({ length: nf }, (_, j) => `x${j + 1}`)]), true);
+    const cols = ds === 'pmf' ? ['user', 'item', 'rating'] : (series ? ['y'] : ['y', ...Array.from({ length: nf }, (_, j) => `x${j + 1}`)]);
+    setColumns(ds === 'gmm' ? ['x'] : cols, true);
   } else if (!state.data || !state.data.key.startsWith('csv:')) {
     $('data-info').textContent = 'choose a CSV file: a header row of column names, then numbers';
     setColumns([], false);
@@ -307,6 +308,7 @@ function configQuery(f) {
     if (f.standardize) q.set('standardize', '1');
   }
   for (const [k, v] of Object.entries(f.settings)) q.set(`set.${k}`, String(v));
+  for (const [k, v] of compareQuery()) q.set(k, v);
   return q;
 }
 

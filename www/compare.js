@@ -11,6 +11,8 @@
 // Extra columns (e.g. KSD) plug in without touching this file:
 //   import { registerCompareColumn } from './compare.js';
 //   registerCompareColumn({ key: 'ksd', label: 'KSD', compute: async (result, tools) => number });
+// The KSD column is computed here (ksd-worker.js: IMQ kernel, exact scores, thinned kept draws);
+// a later registration under 'ksd' replaces it.
 // `result` = { config, names, chains: [{ draws: Float64Array (post warm-up, row-major n × d),
 // signs }], d, signed, summary, chainConfig (the JSON config the chain workers got, without
 // `chain`), f (the form), data ({ key, names, nrows }) }; `tools.copyData()` resolves to
@@ -29,6 +31,23 @@ export function registerCompareColumn({ key, label, compute }) {
   columns.set(key, { label, compute });
   if (ctx) renderTable();
 }
+
+/** KSD of a finished configuration: its kept draws in a KSD worker (ksd-worker.js, exact scores). */
+function ksdOf(result, tools) {
+  return tools.copyData().then(({ names, values }) => new Promise((resolve, reject) => {
+    const w = new Worker(new URL('./ksd-worker.js', import.meta.url), { type: 'module' });
+    w.onerror = (e) => { w.terminate(); reject(new Error(e.message ?? 'KSD worker failed')); };
+    w.onmessage = (ev) => {
+      w.terminate();
+      if (ev.data.type === 'error') reject(new Error(ev.data.message));
+      else resolve(ev.data.result ? ev.data.result.joint : NaN);
+    };
+    w.postMessage({ type: 'start', config: result.chainConfig, names, values, chains: result.chains.length, signed: result.signed, maxDraws: 0 }, [values.buffer]);
+    result.chains.forEach((c, k) => w.postMessage({ type: 'push', chain: k, draws: c.draws, signs: result.signed ? c.signs : null }));
+    w.postMessage({ type: 'compute', id: 'final' });
+  }));
+}
+columns.set('ksd', { label: 'KSD', compute: ksdOf });
 
 let ctx = null; // from app.js: { readForm, getData, askData, samplerInfo, showError, params, registry }
 const cmp = { configs: [], results: [], running: null, ref: 0 };
@@ -128,11 +147,18 @@ function addCurrent() {
 
 function updateUrl() {
   const q = new URLSearchParams(location.search);
-  if (cmp.configs.length) q.set('compare', cmp.configs.map(configText).join(';'));
-  else q.delete('compare');
-  q.set('ref', String(cmp.ref));
-  if (!cmp.configs.length) q.delete('ref');
+  q.delete('compare');
+  q.delete('ref');
+  for (const [k, v] of compareQuery()) q.set(k, v);
   history.replaceState(null, '', `?${q}`);
+  const share = document.getElementById('share');
+  if (share) {
+    const s = new URLSearchParams(share.getAttribute('href')?.replace(/^[^?]*\?/, '') ?? '');
+    s.delete('compare');
+    s.delete('ref');
+    for (const [k, v] of compareQuery()) s.set(k, v);
+    share.href = `?${s}`;
+  }
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -508,6 +534,12 @@ export function compareReady() {
   if (cmp.ref < 0) cmp.ref = defaultRef();
   renderList();
   renderTable();
+}
+
+/** The compare configurations as URL query pairs (kept in the playground's share link). */
+export function compareQuery() {
+  if (!cmp.configs.length) return [];
+  return [['compare', cmp.configs.map(configText).join(';')], ['ref', String(Math.max(0, cmp.ref))]];
 }
 
 /** Read-only view for tests and the console. */

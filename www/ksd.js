@@ -83,8 +83,10 @@ export class KsdPanel {
     if (this.closed) return;
     this.pending = false;
     if (m.type === 'error') {
+      // A diagnostic that cannot be computed (e.g. a non-finite score) is reported in the panel
+      // only; it does not fail the run.
       this.value.textContent = `not available: ${m.message}`;
-      this.onError(`KSD: ${m.message}`);
+      this.value.dataset.error = m.message;
       return;
     }
     if (m.result) this.render(m.result, m.id === 'final');

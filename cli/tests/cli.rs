@@ -311,12 +311,16 @@ fn simulate_logistic(dir: &TempDir) -> String {
 }
 
 fn run_ok(data: &str, out: &str, sampler: &str, seed: &str) {
+    run_model_ok(data, "logistic", out, sampler, seed)
+}
+
+fn run_model_ok(data: &str, model: &str, out: &str, sampler: &str, seed: &str) {
     let o = tallmc(&[
         "run",
         "--data",
         data,
         "--model",
-        "logistic",
+        model,
         "--response",
         "y",
         "--sampler",
@@ -510,12 +514,20 @@ fn feature_selection_and_no_intercept_name_the_columns() {
 fn every_registry_sampler_runs() {
     let dir = TempDir::new("every-sampler");
     let data = simulate_logistic(&dir);
+    // time-series samplers run on a simulated `lgssm` series instead
+    let series = dir.join("series.csv");
+    tallmc(&[
+        "simulate", "--model", "lgssm", "--n", "300", "--seed", "11", "--out", &series,
+    ]);
     for info in tallmc_core::registry::samplers() {
-        if !info.models.is_empty() && !info.models.contains(&"logistic") {
-            continue;
-        }
         let out = dir.join(info.name);
-        run_ok(&data, &out, info.name, "5");
+        if info.models.contains(&"lgssm") {
+            run_model_ok(&series, "lgssm", &out, info.name, "5");
+        } else if !info.models.is_empty() && !info.models.contains(&"logistic") {
+            continue;
+        } else {
+            run_ok(&data, &out, info.name, "5");
+        }
         let draws = read(&Path::new(&out).join("draws.csv"));
         let mut lines = draws.lines();
         let header = lines.next().unwrap_or_default();
@@ -528,4 +540,95 @@ fn every_registry_sampler_runs() {
         );
         assert_eq!(lines.count(), 2 * 150, "{}", info.name);
     }
+}
+
+/// Time series end to end: `simulate` writes one column `y` for `lgssm`, `sv` and `garch`;
+/// `run` fits it with `pf-sgld`, `pmmh` and (lgssm, Kalman likelihood) `nuts`, with the
+/// window/filter extras in stats.csv; mismatched samplers and models fail with clear messages.
+#[test]
+fn time_series_run_and_simulate() {
+    let dir = TempDir::new("series");
+    for m in ["lgssm", "sv", "garch"] {
+        let f = dir.join(&format!("{m}.csv"));
+        let o = tallmc(&["simulate", "--model", m, "--n", "200", "--out", &f]);
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let text = read(Path::new(&f));
+        assert_eq!(text.lines().next(), Some("y"), "{m}");
+        assert_eq!(text.lines().count(), 201, "{m}");
+    }
+    let lg = dir.join("lgssm.csv");
+    let sv = dir.join("sv.csv");
+    let run = |data: &str, model: &str, sampler: &str, extra: &[&str]| {
+        let out = dir.join(&format!("{model}-{sampler}"));
+        let mut args = vec![
+            "run",
+            "--data",
+            data,
+            "--model",
+            model,
+            "--response",
+            "y",
+            "--sampler",
+            sampler,
+            "--chains",
+            "1",
+            "--warmup",
+            "50",
+            "--draws",
+            "50",
+            "--out",
+        ];
+        args.push(&out);
+        args.extend_from_slice(extra);
+        (tallmc(&args), out)
+    };
+    let (o, out) = run(&lg, "lgssm", "pf-sgld", &["--set", "particles=20"]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let stats = read(&Path::new(&out).join("stats.csv"));
+    let header = stats.lines().next().unwrap_or_default();
+    for col in ["window_start", "ess_min", "ess_mean", "window_log_lik"] {
+        assert!(header.contains(col), "{header}");
+    }
+    let (o, _) = run(&sv, "sv", "pmmh", &["--set", "particles=20"]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let (o, _) = run(&lg, "lgssm", "nuts", &[]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    // errors
+    let (o, _) = run(&sv, "sv", "nuts", &[]);
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert_ne!(o.status.code(), Some(0));
+    assert!(e.contains("exact likelihood"), "{e}");
+    let (o, _) = run(&lg, "lgssm", "sgld", &[]);
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert_ne!(o.status.code(), Some(0));
+    assert!(e.contains("time-series model"), "{e}");
+    let logistic = simulate_logistic(&dir);
+    let (o, _) = run(&logistic, "logistic", "pf-sgld", &[]);
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert_ne!(o.status.code(), Some(0));
+    assert!(e.contains("does not support model"), "{e}");
+    let (o, _) = run(&sv, "sv", "pf-sgld", &["--set", "gradient=kalman"]);
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert_ne!(o.status.code(), Some(0));
+    assert!(e.contains("lgssm"), "{e}");
 }

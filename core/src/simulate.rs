@@ -15,19 +15,19 @@
 //! `d` is ignored. `gaussian`: columns `x1` … `x{d}`, μⱼ ~ N(0, 1), yᵢ ~ N(μ, Σ) with Σ from
 //! `correlation`, `rho`, `sd` as in [`crate::model::gaussian`].
 //!
-//! `pmf` (`d` = rank k): columns `user`, `item`, `rating`; U = `users` (default 50) users and
-//! I = `items` (default 40) items, true factors uᵢ, vⱼ ~ N(0, k^{−1/2} I) (so sd(uᵢᵀvⱼ) = 1),
-//! drawn users first then items (the model's θ layout); each row picks a user and an item
-//! uniformly (with replacement) and rating = 3 + uᵢᵀvⱼ + σε, σ = `noise_sd` (default √½, the
-//! model's default precision β = 2). Ratings are continuous (not rounded to 1..5).
-//! [`true_parameters`] uses the default U and I.
-//!
 //! Time series (`d` is ignored; `n` = T time points; one column `y`, the state started from its
 //! stationary law one step before y₁): `lgssm` and `sv` at (φ, σ, τ) = settings `phi`, `sigma`,
 //! `tau` (defaults: the thesis' truths (0.9, 0.7, 1) and (0.9, 0.5, 0.5)); `garch` at settings
 //! `alpha`, `beta`, `gamma`, `tau` (default (0.1, 0.8, 0.05, 0.3)). [`true_parameters`] returns
 //! the defaults on the samplers' unconstrained scale ((φ, log σ, log τ), or
 //! (log μ, logit φ, logit λ, log τ) for `garch`).
+//!
+//! `pmf` (`d` = rank k): columns `user`, `item`, `rating`; U = `users` (default 50) users and
+//! I = `items` (default 40) items, true factors uᵢ, vⱼ ~ N(0, k^{−1/2} I) (so sd(uᵢᵀvⱼ) = 1),
+//! drawn users first then items (the model's θ layout); each row picks a user and an item
+//! uniformly (with replacement) and rating = 3 + uᵢᵀvⱼ + σε, σ = `noise_sd` (default √½, the
+//! model's default precision β = 2). Ratings are continuous (not rounded to 1..5).
+//! [`true_parameters`] uses the default U and I.
 
 use crate::data::Table;
 use crate::dist::{bernoulli, gamma, normal, poisson, std_normal};

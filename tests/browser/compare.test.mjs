@@ -28,15 +28,23 @@ test('compare mode: nuts and hmc-ecs agree within 0.15 sd on logistic data', asy
     assert.ok(r.mean_dev < 0.15, `${r.label}: max |Δmean|/sd ${r.mean_dev}`);
     assert.ok(r.ess_per_s > 0 && r.ess_per_1000_grad > 0, `${r.label}: ESS rates ${r.ess_per_s}, ${r.ess_per_1000_grad}`);
     assert.ok(r.data_fraction > 0, `${r.label}: data fraction ${r.data_fraction}`);
+    assert.ok(r.ksd > 0 && Number.isFinite(r.ksd), `${r.label}: KSD ${r.ksd}`);
   }
   // NUTS touches every datum per gradient (many times per iteration); hmc-ecs a small fraction.
   assert.ok(rows[0].data_fraction > 1, `nuts data fraction ${rows[0].data_fraction}`);
   assert.ok(rows[1].data_fraction < 0.5, `hmc-ecs data fraction ${rows[1].data_fraction}`);
   const st = await page.evaluate(() => window.tallmc.compare());
-  console.log(JSON.stringify(st.results.map((r) => ({ meanDev: r.metrics.meanDev, sdDev: r.metrics.sdDev, minEss: r.metrics.minEss, frac: r.metrics.dataFraction }))));
+  console.log(JSON.stringify(st.results.map((r) => ({ meanDev: r.metrics.meanDev, sdDev: r.metrics.sdDev, minEss: r.metrics.minEss, frac: r.metrics.dataFraction }))), rows.map((r) => r.ksd));
   // One density curve per configuration, and a detail table per configuration.
   assert.ok(await page.locator('[data-testid=compare-density] canvas').count() > 0, 'density plot not drawn');
   assert.equal(await page.locator('[data-testid=compare-detail]').count(), 2);
+  // The share link keeps the comparison; the form's sampler and settings can be added to it.
+  assert.match(await page.getAttribute('[data-testid=share-link]', 'href'), /compare=nuts%3Bhmc-ecs/);
+  await page.click('[data-testid=compare-clear]');
+  await page.selectOption('[data-testid=sampler-select]', 'sgld');
+  await page.fill('[data-setting=batch_size]', '50');
+  await page.click('[data-testid=compare-add]');
+  assert.deepEqual((await page.evaluate(() => window.tallmc.compare())).configs, ['sgld:batch_size=50']);
   assert.deepEqual(errors, []);
   assert.deepEqual(foreign, []);
   await page.close();

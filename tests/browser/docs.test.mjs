@@ -51,8 +51,13 @@ for (const file of PAGES) {
     for (let i = 0; i < runnable.length; i += 2) {
       const ids = runnable.slice(i, i + 2);
       await page.evaluate((xs) => { for (const id of xs) document.getElementById(id).start(); }, ids);
-      await page.waitForFunction((xs) => xs.every((id) => ['done', 'error', 'stopped'].includes(document.getElementById(id).dataset.state)),
-        ids, { timeout: 120000, polling: 200 });
+      try {
+        await page.waitForFunction((xs) => xs.every((id) => ['done', 'error', 'stopped'].includes(document.getElementById(id).dataset.state)),
+          ids, { timeout: 240000, polling: 200 });
+      } catch (e) {
+        const st = await page.evaluate((xs) => xs.map((id) => `${id}: ${document.getElementById(id).dataset.state} (${document.getElementById(id).shadowRoot.querySelector('[data-testid=embed-status]').textContent})`), ids);
+        throw new Error(`${file}: runs did not finish: ${st.join('; ')}`, { cause: e });
+      }
       for (const id of ids) {
         const r = await page.$eval(`#${id}`, (el) => ({
           state: el.dataset.state,

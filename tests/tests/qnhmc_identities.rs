@@ -347,3 +347,65 @@ fn at1e_lbfgs_equals_dense_bfgs() {
     let g = dot(s, y) / dot(y, y);
     assert!((lb.scale() - g).abs() < 1e-14 * g);
 }
+
+#[test]
+fn settings_are_validated() {
+    use tallmc_core::kernel::qnhmc::{options_from_settings, Adapt, PairSource, Scheme};
+    use tallmc_core::settings::Settings;
+    let parse = |kv: &[&str], d: usize| {
+        let mut s = Settings::new();
+        for p in kv {
+            s.insert_pair(p).unwrap();
+        }
+        options_from_settings(&s, d)
+    };
+    let o = parse(&[], 10).unwrap();
+    assert_eq!(
+        (o.adapt, o.scheme, o.pairs, o.store, o.n_steps),
+        (
+            Adapt::Freeze,
+            Scheme::QuasiNewton,
+            PairSource::Sample,
+            Store::Dense,
+            10
+        )
+    );
+    assert!(o.step_size.is_nan());
+    // store=auto switches to L-BFGS above d = 200.
+    assert_eq!(parse(&[], 201).unwrap().store, Store::Lbfgs(7));
+    assert_eq!(
+        parse(&["store=lbfgs", "memory=3"], 5).unwrap().store,
+        Store::Lbfgs(3)
+    );
+    // memory has no effect with dense storage; bad values are rejected.
+    assert!(parse(&["memory=3"], 5).is_err());
+    assert!(parse(&["store=dense", "memory=3"], 500).is_err());
+    assert!(parse(&["adapt=sometimes"], 5).is_err());
+    assert!(parse(&["step_size=-1"], 5).is_err());
+    assert!(parse(&["L=0"], 5).is_err());
+    assert!(parse(&["curvature_tol=2"], 5).is_err());
+    let o = parse(
+        &[
+            "adapt=continuous",
+            "precondition=mass",
+            "pairs=trajectory",
+            "init_scale=identity",
+        ],
+        5,
+    )
+    .unwrap();
+    assert_eq!(
+        (o.adapt, o.scheme, o.pairs, o.init),
+        (
+            Adapt::Continuous,
+            Scheme::Mass,
+            PairSource::Trajectory,
+            InitScale::Fixed(1.0)
+        )
+    );
+    // Constructors validate too.
+    assert!(InverseHessian::new(3, Store::Lbfgs(0), InitScale::Scaled, 1e-8).is_err());
+    assert!(InverseHessian::new(3, Store::Dense, InitScale::Fixed(-1.0), 1e-8).is_err());
+    assert!(InverseHessian::from_dense(vec![1.0, 2.0, 2.0, 1.0], 2, 1e-8).is_err());
+    assert!(InverseHessian::from_dense(vec![1.0, 0.5, 0.4, 1.0], 2, 1e-8).is_err());
+}

@@ -1,5 +1,6 @@
 //! SMH (spec 004 §5.2) T4 — exactness against MH at d = 10: logistic, n = 1024, flat prior.
-//! SMH-2 with RW, pCN ρ = 0.5 and pCN ρ = 0 agree with full-data MH (same RW proposal) in every
+//! SMH-1 with RW and SMH-2 with RW, pCN ρ = 0.5 and pCN ρ = 0 agree with full-data MH (same RW
+//! proposal) in every
 //! coordinate: means within 4 MCSE of the difference, sds within 4 standard errors
 //! (se of an sd ≈ sd/√(2·ESS)). Power: MH's mean differs from θ̂ by > 5 MCSE in ≥ 8 coordinates.
 
@@ -31,15 +32,16 @@ fn t4_smh2_agrees_with_mh_d10() {
     }
     eprintln!("MH: mean differs from θ̂ by > 5 MCSE in {far}/{d} coordinates");
     assert!(far >= 8, "no power: only {far} coordinates");
-    for (k, kv) in [
-        &[][..],
-        &["proposal=pcn", "rho=0.5"][..],
-        &["proposal=pcn", "rho=0"][..],
+    for (k, (sampler, kv)) in [
+        ("smh-2", &[][..]),
+        ("smh-2", &["proposal=pcn", "rho=0.5"][..]),
+        ("smh-2", &["proposal=pcn", "rho=0"][..]),
+        ("smh-1", &[][..]),
     ]
     .iter()
     .enumerate()
     {
-        let r = run_sampler("smh-2", model.clone(), kv, 810 + k as u64, 0, ITERS);
+        let r = run_sampler(sampler, model.clone(), kv, 810 + k as u64, 0, ITERS);
         let mut zmax = 0.0f64;
         let mut smax = 0.0f64;
         for j in 0..d {
@@ -50,9 +52,12 @@ fn t4_smh2_agrees_with_mh_d10() {
             let zs = (ratio - 1.0) / se;
             zmax = zmax.max(z.abs());
             smax = smax.max(zs.abs());
-            assert!(z.abs() <= 4.0, "{kv:?} θ{j}: mean z = {z}");
-            assert!(zs.abs() <= 4.0, "{kv:?} θ{j}: sd ratio {ratio} ({zs} se)");
+            assert!(z.abs() <= 4.0, "{sampler} {kv:?} θ{j}: mean z = {z}");
+            assert!(
+                zs.abs() <= 4.0,
+                "{sampler} {kv:?} θ{j}: sd ratio {ratio} ({zs} se)"
+            );
         }
-        eprintln!("smh-2 {kv:?}: max |z| mean {zmax:.2}, sd {smax:.2}");
+        eprintln!("{sampler} {kv:?}: max |z| mean {zmax:.2}, sd {smax:.2}");
     }
 }

@@ -25,7 +25,6 @@
 mod smh_common;
 
 use std::sync::{Arc, OnceLock};
-use tallmc_core::chain::Chain;
 use tallmc_core::dist::std_normal;
 use tallmc_core::kernel::smh::{Smh, SmhChain, SmhOptions, SmhProposal, SmhState};
 use tallmc_core::model::DataModel;

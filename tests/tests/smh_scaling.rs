@@ -1,8 +1,11 @@
-//! SMH (spec 004 §5.2) T5 — cost scaling: SMH-2's mean bound Λ falls like n^{-1/2}
-//! (log-log slope in [−0.62, −0.40]) and SMH-1's is flat (slope in [−0.12, 0.12]);
+//! SMH (spec 004 §5.2) T5 — cost scaling over n = 2¹², 2¹⁴, …, 2²⁰: SMH-2's mean bound Λ falls
+//! like n^{-1/2} (log-log slope in [−0.62, −0.40]), its evaluations per iteration fall strictly,
+//! are < 80 at 2¹² and < 6 at 2²⁰, with no fallback from 2¹⁴; SMH-1's is flat (slope in
+//! [−0.12, 0.12], within 1.5×, 150–900 evaluations per iteration);
 //! T6 — acceptance: MH (RW σ = 1, H⁻¹ preconditioned) in [0.10, 0.20] at d = 10, SMH-2 ≥ 0.85 ×
 //! MH, SMH-1 in [0.01, 0.06]; SMH-2 with pCN ρ = 0 ≥ 0.92 at n = 2¹⁶ and rising with n, ordered
-//! ρ = 0.9 > 0.5 > 0, with its first factor ≡ 1; and pCN ρ = 0 agrees with SMH-2-RW at n = 2¹³.
+//! ρ = 0.9 > 0.5 > 0, with its first factor ≡ 1, and ≥ 0.97 at n = 2²⁰; and pCN ρ = 0 agrees
+//! with SMH-2-RW at n = 2¹³.
 //! Logistic regression, d = 10, flat prior, chains start at θ̂.
 
 mod smh_common;
@@ -28,7 +31,7 @@ fn avg(r: &Run, f: impl Fn(&tallmc_core::kernel::StepInfo) -> f64) -> f64 {
 
 #[test]
 fn t5_cost_scaling() {
-    let grid = [12u32, 14, 16];
+    let grid = [12u32, 14, 16, 18, 20];
     let logn: Vec<f64> = grid.iter().map(|&k| (k as f64) * 2f64.ln()).collect();
     let mut lam2 = Vec::new();
     let mut lam1 = Vec::new();
@@ -36,7 +39,7 @@ fn t5_cost_scaling() {
     for &k in &grid {
         let m = model(k);
         let r2 = run_sampler("smh-2", m.clone(), &[], 200 + k as u64, 0, ITERS);
-        let r1 = run_sampler("smh-1", m, &[], 300 + k as u64, 0, ITERS);
+        let r1 = run_sampler("smh-1", m.clone(), &[], 300 + k as u64, 0, ITERS);
         let (l2, l1) = (avg(&r2, |s| s.extra[0]), avg(&r1, |s| s.extra[0]));
         let (e2, e1) = (
             avg(&r2, |s| s.lik_evals as f64),
@@ -54,6 +57,24 @@ fn t5_cost_scaling() {
         assert!((150.0..=900.0).contains(&e1), "SMH-1 evals/it {e1}");
         if k == 12 {
             assert!(e2 < 80.0, "SMH-2 evals/it {e2} at 2^12");
+        }
+        if k == 20 {
+            assert!(e2 < 6.0, "SMH-2 evals/it {e2} at 2^20");
+            // T6 at 2^20: SMH-2 with the independence pCN proposal accepts ≥ 97 %.
+            let p = run_sampler(
+                "smh-2",
+                m.clone(),
+                &["proposal=pcn", "rho=0"],
+                520,
+                0,
+                ITERS,
+            );
+            eprintln!(
+                "n=2^20: SMH-2 pCN ρ=0 acc {:.4}, evals/it {:.2}",
+                acc(&p),
+                avg(&p, |s| s.lik_evals as f64)
+            );
+            assert!(acc(&p) >= 0.97, "pCN ρ = 0 acceptance {} at 2^20", acc(&p));
         }
         lam2.push(l2.ln());
         lam1.push(l1.ln());

@@ -14,7 +14,7 @@ pub struct SimulateArgs {
     /// Number of rows.
     #[arg(long)]
     pub n: usize,
-    /// Number of parameters (regression coefficients, intercept included).
+    /// Number of parameters (regression coefficients, intercept included; `pmf`: the rank).
     #[arg(long, default_value_t = 5)]
     pub d: usize,
     /// Seed of the random stream.

@@ -274,7 +274,7 @@ const SERIES_PARAMS: &[ParamSpec] = &[
     },
 ];
 
-/// Models that are named in the design but not built yet.
+/// Models that are named in the design but not built yet (none left).
 pub const NOT_YET_AVAILABLE: &[&str] = &[];
 
 /// The error for a model that is planned but not available yet.
@@ -497,7 +497,7 @@ pub fn pmf_from_table(
 
 /// Build model `name` from `table`; model options come from `settings` (keys read are marked
 /// used). Time-series models (`lgssm`, `sv`, `garch`) read one column (see
-/// [`SeriesModel::from_table`]); other
+/// [`SeriesModel::from_table`]). Planned models give a "not yet available" error; other
 /// unknown names give [`Error::Unknown`].
 pub fn build(
     name: &str,

@@ -7,6 +7,7 @@
 
 mod hmc_ecs;
 mod minibatch_mh;
+mod pf_sgld;
 mod qnhmc;
 mod sgmcmc;
 mod smh;
@@ -46,6 +47,12 @@ pub struct ReproArgs {
 
 /// Every experiment: (name, description).
 const EXPERIMENTS: &[(&str, &str)] = &[
+    (
+        "pf-sgld",
+        "Putcha 2024 Table 3.5.1 / A.2.4: SGLD with full-sequence, unbuffered and buffered \
+         (S = 40, B = 10) particle and Kalman gradients on synthetic LGSSM and SV series, \
+         T = 10^4 and 10^5 (--quick: 10^3, 10^4), log10 KSD at equal compute",
+    ),
     (
         "hmc-ecs",
         "Dang et al. 2019 Tables 1-2: perturbed/signed HMC-ECS vs full-data HMC and NUTS, HIGGS-like \
@@ -111,6 +118,7 @@ pub fn repro(a: &ReproArgs) -> Result<(), CliError> {
         "smh" => smh::run(a, out),
         "minibatch-mh" => minibatch_mh::run(a, out),
         "qnhmc" => qnhmc::run(a, out),
+        "pf-sgld" => pf_sgld::run(a, out),
         "sgmcmc" => sgmcmc::run(a, out),
         _ => Err(CliError::internal(format!(
             "experiment `{name}` is listed but not implemented"
