@@ -383,3 +383,64 @@ fn oversized_batches_are_errors_not_panics() {
     assert!(GradientEstimator::naive(100, 2, 1000, true).is_ok());
     assert!(GradientEstimator::naive(100, 2, 101, false).is_err());
 }
+
+/// ASGLD pilots: 10 by default (thesis §4.5.3) and an automatic length of 40 relaxation times
+/// 2/(hλ_min(A)) of the slowest direction, in [1000, 50 000].
+#[test]
+fn asgld_pilot_defaults_scale_with_relaxation_time() {
+    use tallmc_core::kernel::sgmcmc::{auto_pilot_iters, PILOT_ITERS_MAX, PILOT_ITERS_MIN};
+    use tallmc_core::optim::{find_mode, ModeOptions};
+    // Closed form on diagonal precisions.
+    let tr = 2.0;
+    let h = 0.1 / tr;
+    let near = |got: usize, want: usize| got.abs_diff(want) <= 1;
+    assert!(near(auto_pilot_iters(&[1.0, 0.0, 0.0, 1.0], 2, h), 1600));
+    assert_eq!(
+        auto_pilot_iters(&[1.0, 0.0, 0.0, 1.0], 2, 1.0),
+        PILOT_ITERS_MIN
+    );
+    let a = [1000.0, 0.0, 0.0, 1.0];
+    assert_eq!(auto_pilot_iters(&a, 2, 0.1 / 1001.0), PILOT_ITERS_MAX);
+    assert_eq!(
+        auto_pilot_iters(&[1.0, 0.0, 0.0, -1.0], 2, h),
+        PILOT_ITERS_MAX
+    );
+    // An ill-conditioned 2 × 2 precision (λ = 101, 1) with h = 0.1/102: τ = 2040, 40τ = 81 600
+    // → capped; well-conditioned (λ = 3, 1) with h = 0.1/4: τ = 80, 40τ = 3200.
+    let rot = |l1: f64, l2: f64| {
+        let (c, s) = (0.6f64, 0.8f64);
+        [
+            l1 * c * c + l2 * s * s,
+            (l1 - l2) * c * s,
+            (l1 - l2) * c * s,
+            l1 * s * s + l2 * c * c,
+        ]
+    };
+    assert!(near(auto_pilot_iters(&rot(3.0, 1.0), 2, 0.1 / 4.0), 3200));
+    assert_eq!(
+        auto_pilot_iters(&rot(101.0, 1.0), 2, 0.1 / 102.0),
+        PILOT_ITERS_MAX
+    );
+    // The registry defaults resolve to 10 pilots of the automatic length.
+    let model = logistic(2000, 9);
+    let c = build("asgld-cv-ps", model.clone(), &[]).expect("asgld");
+    let res = c.resolved();
+    let get = |k: &str| res.iter().find(|(n, _)| *n == k).map(|(_, v)| *v).unwrap();
+    let mode = find_mode(
+        model.as_ref(),
+        &model.initial_point(),
+        &ModeOptions::default(),
+    )
+    .expect("mode");
+    let d = model.dim();
+    let tr: f64 = (0..d).map(|j| mode.neg_hessian[j * d + j]).sum();
+    let want = auto_pilot_iters(&mode.neg_hessian, d, 0.1 / tr);
+    eprintln!(
+        "asgld-cv-ps defaults on logistic n = 2000: {res:?}; setup passes {:.1}",
+        c.setup_cost().full_passes(2000)
+    );
+    assert_eq!(get("pilot_chains"), 10.0);
+    assert_eq!(get("pilot_iters"), want as f64);
+    // With the automatic step τ = 20·tr(A)/λ_min ≥ 20d, so 40τ ≥ 800d.
+    assert!(want >= (800 * d).min(PILOT_ITERS_MAX), "{want}");
+}
