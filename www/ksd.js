@@ -84,12 +84,17 @@ export class KsdPanel {
     this.account(t0);
   }
 
-  account(t0) {
+  account(t0, kind = 'push') {
     const ms = performance.now() - t0;
     this.mainMs += ms;
     this.mainMaxMs = Math.max(this.mainMaxMs, ms);
+    const k = (this.byKind ??= {})[kind] ??= { n: 0, ms: 0, max: 0 };
+    k.n += 1;
+    k.ms += ms;
+    k.max = Math.max(k.max, ms);
     this.fig.dataset.mainMs = this.mainMs.toFixed(1);
     this.fig.dataset.mainMaxMs = this.mainMaxMs.toFixed(1);
+    this.fig.dataset.mainByKind = JSON.stringify(this.byKind);
   }
 
   /** Ask for an update; `final` marks the value as the run's final KSD. */
@@ -140,7 +145,8 @@ export class KsdPanel {
       this.latest = null;
       this.lastDraw = performance.now();
       this.render(latest, fin);
-      this.account(this.lastDraw);
+      this.account(this.lastDraw, this.plot && this.drawn ? 'redraw' : 'first draw');
+      this.drawn = true;
     };
     if (wait === 0) draw();
     else this.timer = setTimeout(draw, wait);

@@ -67,6 +67,7 @@ async function longTasks(query) {
       tasks: window.__longTasks,
       mainMs: Number(fig?.dataset.mainMs ?? 0),
       mainMaxMs: Number(fig?.dataset.mainMaxMs ?? 0),
+      byKind: fig?.dataset.mainByKind ?? '{}',
       draws: Number(document.querySelector('[data-testid=ksd-value]')?.dataset.draws ?? 0),
     };
   });
@@ -89,5 +90,5 @@ test('the KSD panel on the page test configuration: main-thread cost and long ta
   assert.equal(on.draws, 1000, 'final KSD over 1000 thinned draws');
   const summary = (t) => `${t.length} long tasks (≥ 50 ms), ${t.filter((d) => d >= 200).length} ≥ 200 ms, max ${Math.max(0, ...t)} ms`;
   console.log(`without the KSD panel: ${summary(off.tasks)}`);
-  console.log(`with the KSD panel:    ${summary(on.tasks)}; the panel's own main-thread time ${on.mainMs} ms in all, longest call ${on.mainMaxMs} ms`);
+  console.log(`with the KSD panel:    ${summary(on.tasks)}; the panel's own main-thread time ${on.mainMs} ms in all, longest call ${on.mainMaxMs} ms (${on.byKind})`);
 });
