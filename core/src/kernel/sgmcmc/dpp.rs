@@ -329,7 +329,7 @@ impl KDpp {
         for t in 0..kb {
             let total: f64 = self.resid.iter().map(|&v| v.max(0.0)).sum();
             // Exactly kb − t ≥ 1 for an orthonormal basis.
-            if !(total > 0.5) {
+            if total.is_nan() || total <= 0.5 {
                 return false;
             }
             let mut target = uniform(rng) * total;
