@@ -377,6 +377,12 @@ fn oversized_batches_are_errors_not_panics() {
         .err()
         .expect("k·n too large");
     assert!(err.contains("batch_size") && err.contains("k·n"), "{err}");
+    // The k-DPP constructors check the same work-space bound.
+    let f: Vec<f64> = (0..10_000).map(|i| (i % 13) as f64).collect();
+    let err = tallmc_core::kernel::sgmcmc::KDpp::linear_kernel(&f, 10_000, 1, 0.1, 6000)
+        .err()
+        .expect("k·n > bound");
+    assert!(err.to_string().contains("batch_size"), "{err}");
     // Direct estimator constructors.
     assert!(GradientEstimator::naive(100, 2, usize::MAX, true).is_err());
     assert!(GradientEstimator::naive(100, 2, 1001, true).is_err());
