@@ -1320,9 +1320,9 @@ pub fn options_from_settings(
     let curvature_tol = s.f64_or("curvature_tol", DEFAULT_CURVATURE_TOL)?;
     check_curvature_tol(curvature_tol)?;
     let min_eig = s.f64_or("min_eig", 0.0)?;
+    // max_eig = 0: no upper clamp (the registry default must be finite for JSON).
     let max_eig = match s.f64_or("max_eig", 0.0)? {
-        // 0 = no upper clamp (the registry default must be finite for JSON).
-        v if v == 0.0 => f64::INFINITY,
+        0.0 => f64::INFINITY,
         v => v,
     };
     let clamp = if min_eig == 0.0 && max_eig == f64::INFINITY {
