@@ -3,6 +3,7 @@
 // sampling, parsing and diagnostics run in workers.
 import { TracePlot, HistPlot, AcfPlot, drawPair } from './plots.js';
 import { KsdPanel } from './ksd.js';
+import { drawWindowTrace } from './series.js';
 import { initCompare, compareReady, compareState, compareQuery } from './compare.js';
 
 const $ = (id) => document.getElementById(id);
@@ -10,6 +11,8 @@ const BUILTIN = ['logistic', 'linear', 'robust', 'poisson', 'gmm', 'lgssm', 'sv'
 const RENDER_MS = 250; // redraw plots at most this often
 const DIAG_MS = 1000; // ask for diagnostics at most this often while running
 const ACF_LAGS = 50;
+// `?ksd=0` turns the KSD panel (and its worker) off; kept in the share link.
+const KSD_ON = new URLSearchParams(location.search).get('ksd') !== '0';
 
 // ------------------------------------------------------------------------------------------------
 // Growable storage
@@ -309,6 +312,7 @@ function configQuery(f) {
   }
   for (const [k, v] of Object.entries(f.settings)) q.set(`set.${k}`, String(v));
   for (const [k, v] of compareQuery()) q.set(k, v);
+  if (!KSD_ON) q.set('ksd', '0');
   return q;
 }
 
@@ -419,7 +423,7 @@ async function startRun() {
   try {
     data = await getData(f);
     // One copy per chain, plus one for the KSD worker's model.
-    copies = (await askData({ type: 'copies', key: data.key, k: f.chains + 1 })).copies;
+    copies = (await askData({ type: 'copies', key: data.key, k: f.chains + (KSD_ON ? 1 : 0) })).copies;
   } catch (e) {
     showError(e.message);
     setRunning(false);
@@ -456,6 +460,7 @@ async function startRun() {
   $('ecs-fraction-fig').hidden = true;
   $('ecs-sigma2-fig').hidden = true;
   $('extra-fig').hidden = true;
+  $('window-fig').hidden = true;
   $('extra').replaceChildren();
   for (let c = 0; c < f.chains; c++) {
     const w = new Worker(new URL('./chain-worker.js', import.meta.url), { type: 'module' });
@@ -482,7 +487,7 @@ async function startRun() {
     w.postMessage({ type: 'start', config, draws: f.draws, names: data.names, values }, [values.buffer]);
   }
   // Kernel Stein discrepancy of the kept draws, in its own worker (ksd.js).
-  run.ksd = new KsdPanel({
+  if (KSD_ON) run.ksd = new KsdPanel({
     config: { model: f.model, sampler: f.sampler, response: f.response, features: f.features, intercept: f.intercept, standardize: f.standardize, warmup: f.warmup, settings: f.settings, seed: f.seed },
     names: data.names, values: copies[f.chains], chains: f.chains, signed: !!samplerInfo(f.sampler)?.signed, warmup: f.warmup,
     onError: (msg) => showError(msg),
@@ -528,6 +533,7 @@ function onChainMessage(run, ch, m) {
       ch.iteration = m.iteration;
       ch.computeMs = m.computeMs;
       ch.draws.push(b.draws);
+      if (m.trace) ch.trace = m.trace; // time-series samplers: the last filter window
       const nw = b.nWarmup;
       if (run.signed) ch.signAll.push(b.sign);
       if (b.extra && b.extra.length === b.n * EXTRAS) {
@@ -781,6 +787,9 @@ function renderNow() {
   }
   const ek = $('extra').value === '' ? -1 : Number($('extra').value);
   if (ek >= 0 && (run.extraNames?.length || run.signed)) extraPlot.update(withData.map((c) => extraView(c, ek)), run.f.warmup);
+  const wt = run.chains[0]?.trace;
+  $('window-fig').hidden = !wt;
+  if (wt) drawWindowTrace($('window-canvas'), wt);
   if (run.summary) renderTable(run);
   renderCost(run);
   if (!run.finished && performance.now() - run.diagLast > DIAG_MS) requestDiag(run);

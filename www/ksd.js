@@ -4,7 +4,12 @@
 //
 // app.js creates one KsdPanel per run, forwards the kept draws (push) and asks for an update
 // whenever it asks for diagnostics (request); the panel draws itself when the worker answers.
+// Main-thread work is kept small: draws are copied once (only the kept rows) and transferred,
+// the worker returns the plot's x and y arrays ready to draw (transferred), and live redraws
+// happen at most every REDRAW_MS (the final one at once).
 import uPlot from './vendor/uPlot.esm.js';
+
+const REDRAW_MS = 1000;
 
 /** The figure, created once after the per-iteration diagnostics figure. */
 function figure() {
@@ -50,16 +55,25 @@ export class KsdPanel {
     this.worker = new Worker(new URL('./ksd-worker.js', import.meta.url), { type: 'module' });
     this.worker.onmessage = (ev) => this.onMessage(ev.data);
     this.worker.onerror = (e) => this.onError(`KSD worker failed: ${e.message ?? 'could not load'}`);
+    this.lastDraw = 0;
+    this.timer = 0;
+    this.latest = null;
     this.worker.postMessage({
       type: 'start', config: opts.config, names: opts.names, values: opts.values,
-      chains: opts.chains, signed: opts.signed, maxDraws: opts.maxDraws ?? 0,
+      chains: opts.chains, signed: opts.signed, maxDraws: opts.maxDraws ?? 0, warmup: this.warmup,
     }, opts.values?.buffer ? [opts.values.buffer] : []);
   }
 
-  /** Kept (post-warm-up) draws of one chain, `k × d` row-major, with signs or null. */
+  /**
+   * Kept (post-warm-up) draws of one chain, `k × d` row-major, with signs or null. Views into a
+   * larger batch buffer are copied (just their rows) and the copies transferred, so the whole
+   * batch buffer is never structured-cloned.
+   */
   push(chain, draws, signs) {
     if (this.closed) return;
-    this.worker.postMessage({ type: 'push', chain, draws, signs });
+    const d = draws.slice();
+    const s = signs ? signs.slice() : null;
+    this.worker.postMessage({ type: 'push', chain, draws: d, signs: s }, s ? [d.buffer, s.buffer] : [d.buffer]);
   }
 
   /** Ask for an update; `final` marks the value as the run's final KSD. */
@@ -76,6 +90,7 @@ export class KsdPanel {
 
   close() {
     this.closed = true;
+    clearTimeout(this.timer);
     this.worker.terminate();
   }
 
@@ -89,15 +104,34 @@ export class KsdPanel {
       this.value.dataset.error = m.message;
       return;
     }
-    if (m.result) this.render(m.result, m.id === 'final');
+    if (m.result) this.schedule(m.result, m.id === 'final');
     if (this.wanted) {
       this.wanted = false;
       this.request(true);
     }
   }
 
+  /** Draw `r` now if final or REDRAW_MS have passed since the last draw, else later. */
+  schedule(r, final) {
+    this.latest = { r, final };
+    if (this.timer && !final) return;
+    clearTimeout(this.timer);
+    const wait = final ? 0 : Math.max(0, this.lastDraw + REDRAW_MS - performance.now());
+    const draw = () => {
+      this.timer = 0;
+      if (this.closed || !this.latest) return;
+      const { r: latest, final: fin } = this.latest;
+      this.latest = null;
+      this.lastDraw = performance.now();
+      this.render(latest, fin);
+    };
+    if (wait === 0) draw();
+    else this.timer = setTimeout(draw, wait);
+  }
+
   render(r, final) {
-    const x = Float64Array.from(r.iterations, (i) => i + this.warmup);
+    // x = the iteration (warm-up included), computed in the worker.
+    const x = r.iterations;
     const y = r.ksd;
     this.value.textContent = `${fmt(r.joint)} (joint, ${r.draws} draws; thesis Σⱼ√Vⱼ ${fmt(r.thesis)})${final ? '' : ' · running'}`;
     this.value.dataset.value = String(r.joint);

@@ -1,6 +1,6 @@
 //! run.json's kernel Stein discrepancy block (issue 7): present with exact scores for every run,
-//! equal to the KSD recomputed here from draws.csv and the same model, bounded by `--ksd-draws`,
-//! absent with `--ksd-draws 0`, and larger for a crude approximate chain than for NUTS.
+//! equal to the KSD recomputed here from draws.csv and the same model, bounded by `--ksd-draws`
+//! or by default by the score budget (`ksd::budget_draws`), absent with `--ksd-draws 0`, and larger for a crude approximate chain than for NUTS.
 
 mod common;
 use common::{tallmc, TempDir};
@@ -71,7 +71,13 @@ fn run_json_reports_ksd_with_exact_scores() {
     assert_eq!(k["draws"], 600, "2 × 300 draws ≤ the default 1000");
     assert_eq!(k["kernel"]["c"], 1.0);
     assert_eq!(k["kernel"]["beta"], -0.5);
-    assert_eq!(j["config"]["ksd_draws"], 1000);
+    // No --ksd-draws: the budget rule, 1000 for this small n·d; the cost is reported.
+    assert!(j["config"]["ksd_draws"].is_null());
+    assert_eq!(k["max_draws"], ksd::budget_draws(400, 3));
+    assert_eq!(k["max_draws"], 1000);
+    assert!(k["max_draws_rule"].as_str().unwrap().starts_with("default"));
+    assert_eq!(k["score_grad_evals"], 600 * 400);
+    assert!(k["score_seconds"].as_f64().unwrap() <= k["seconds"].as_f64().unwrap());
     let joint = k["joint"].as_f64().unwrap();
     let thesis = k["thesis"].as_f64().unwrap();
     assert!(joint > 0.0 && thesis >= joint, "{joint} {thesis}");
@@ -110,6 +116,9 @@ fn run_json_reports_ksd_with_exact_scores() {
     // Thinning bound and switch.
     let j = run(&data, &dir.join("thin"), "nuts", &["--ksd-draws", "100"]);
     assert_eq!(j["ksd"]["draws"], 100);
+    assert_eq!(j["ksd"]["max_draws"], 100);
+    assert_eq!(j["ksd"]["max_draws_rule"], "--ksd-draws");
+    assert_eq!(j["config"]["ksd_draws"], 100);
     let j = run(&data, &dir.join("off"), "nuts", &["--ksd-draws", "0"]);
     assert!(j["ksd"].is_null());
 

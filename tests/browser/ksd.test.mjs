@@ -1,6 +1,7 @@
 // The playground shows the kernel Stein discrepancy of the kept draws (computed in its own
 // worker from exact scores) as a value and a plot against the iteration; a crude SGLD chain
-// gets a clearly larger KSD than NUTS on the same data.
+// gets a clearly larger KSD than NUTS on the same data; and the panel adds no main-thread long task
+// over 200 ms to the page test's run (the long tasks with and without it are printed).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { setup, openPage, waitForEnd, errorText } from './helpers.mjs';
@@ -45,4 +46,36 @@ test('KSD value and plot against the run', async () => {
   assert.ok(nuts.canvas > 0, 'KSD plot not drawn');
   const sgld = await runKsd(`${base}&sampler=sgld&set.batch_size=1&set.step_size=0.02`);
   assert.ok(sgld.joint > 2 * nuts.joint, `crude SGLD ${sgld.joint} vs NUTS ${nuts.joint}`);
+});
+
+/** Run the page test's configuration and return the main thread's long tasks (ms, ≥ 50 ms). */
+async function longTasks(query) {
+  const { page, errors, foreign } = await openPage(env, query);
+  await page.evaluate(() => {
+    window.__longTasks = [];
+    new PerformanceObserver((list) => {
+      for (const e of list.getEntries()) window.__longTasks.push(Math.round(e.duration));
+    }).observe({ type: 'longtask', buffered: true });
+  });
+  await page.click('[data-testid=run-button]');
+  assert.equal(await waitForEnd(page), 'done', await errorText(page));
+  const panel = await page.evaluate(() => !!document.getElementById('ksd-fig') && !document.getElementById('ksd-fig').hidden);
+  if (panel) await page.waitForSelector('[data-testid=ksd-value][data-final=true]', { timeout: 120000 });
+  const tasks = await page.evaluate(() => window.__longTasks);
+  assert.deepEqual(errors, []);
+  assert.deepEqual(foreign, []);
+  await page.close();
+  return { tasks, panel };
+}
+
+test('the KSD panel adds no main-thread long task over 200 ms (page test configuration)', async () => {
+  // The configuration of page.test.mjs, without the KSD panel (?ksd=0) and with it.
+  const q = '?dataset=logistic&n=10000&d=10&model=logistic&sampler=nuts&chains=4&warmup=1000&draws=1000&seed=1';
+  const off = await longTasks(`${q}&ksd=0`);
+  const on = await longTasks(q);
+  assert.equal(off.panel, false, '?ksd=0 still shows the KSD panel');
+  assert.equal(on.panel, true, 'no KSD panel');
+  const summary = (t) => `${t.length} long tasks (≥ 50 ms), max ${Math.max(0, ...t)} ms: [${t}]`;
+  console.log(`without the KSD panel: ${summary(off.tasks)}\nwith the KSD panel:    ${summary(on.tasks)}`);
+  assert.ok(on.tasks.every((d) => d < 200), `with the KSD panel, main-thread tasks over 200 ms: ${on.tasks}`);
 });

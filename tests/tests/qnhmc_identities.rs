@@ -377,8 +377,11 @@ fn settings_are_validated() {
         parse(&["store=lbfgs", "memory=3"], 5).unwrap().store,
         Store::Lbfgs(3)
     );
-    // memory has no effect with dense storage; bad values are rejected.
-    assert!(parse(&["memory=3"], 5).is_err());
+    // memory has no effect with explicit dense storage (with store=auto it applies above
+    // d = 200 and is accepted below); bad values are rejected.
+    assert_eq!(parse(&["memory=3"], 5).unwrap().store, Store::Dense);
+    assert_eq!(parse(&["memory=3"], 201).unwrap().store, Store::Lbfgs(3));
+    assert!(parse(&["store=dense", "memory=3"], 5).is_err());
     assert!(parse(&["store=dense", "memory=3"], 500).is_err());
     assert!(parse(&["adapt=sometimes"], 5).is_err());
     assert!(parse(&["step_size=-1"], 5).is_err());

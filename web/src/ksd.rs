@@ -58,7 +58,7 @@ pub struct KsdCore {
 
 impl KsdCore {
     /// A store for `chains` chains of the run `config` on `table`, keeping at most `max_draws`
-    /// draws (at least 2).
+    /// draws (at least 2, and at least one per chain).
     pub fn new(
         config: &RunConfig,
         table: &Table,
@@ -73,7 +73,9 @@ impl KsdCore {
         Ok(KsdCore {
             model,
             d,
-            max: max_draws.max(2),
+            // Every chain keeps its first kept draw, so the cap is at least one per chain
+            // (and the stride doubling below always ends).
+            max: max_draws.max(2).max(chains),
             stride: 1,
             signed,
             counts: vec![0; chains],

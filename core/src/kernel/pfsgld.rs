@@ -198,7 +198,8 @@ pub struct PfSgldOptions {
     pub filter: Option<PfConfig>,
 }
 
-/// The filter's view of the last window, for plots: where it was and the ESS path over it.
+/// The filter's view of the last window, for plots: where it was and the ESS path over it
+/// (`pmmh`: the whole series, S = S* = 1..T).
 #[derive(Debug, Clone, PartialEq)]
 pub struct WindowTrace {
     /// The window (0-based half-open ranges into y).
@@ -298,7 +299,7 @@ impl PfSgldChain {
     }
 
     /// The last window and the filter's ESS over it (`None` before the first step).
-    pub fn window_trace(&self) -> Option<WindowTrace> {
+    pub fn trace(&self) -> Option<WindowTrace> {
         let window = self.last_window?;
         Some(match &self.gradient {
             WindowGradient::Particle(g) => WindowTrace {
@@ -401,6 +402,9 @@ impl Chain for PfSgldChain {
     }
     fn resolved(&self) -> Vec<(&'static str, f64)> {
         vec![("step_size", self.schedule.initial())]
+    }
+    fn window_trace(&self) -> Option<WindowTrace> {
+        self.trace()
     }
 }
 

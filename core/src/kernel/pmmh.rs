@@ -36,6 +36,7 @@ use crate::math;
 use crate::model::SeriesModel;
 use crate::registry::{ChainConfig, ParamKind, ParamSpec, SamplerInfo};
 use crate::rng::{uniform, ChainRng};
+use crate::ssm::buffered::Window;
 use crate::ssm::kalman;
 use crate::ssm::pf::{ParticleFilter, PfConfig};
 use alloc::boxed::Box;
@@ -44,8 +45,8 @@ use alloc::vec;
 use alloc::vec::Vec;
 
 use super::pfsgld::{
-    filter_settings, p_ess_threshold, p_particles, series_of, start_point, P_INIT, P_PROPOSAL,
-    P_RESAMPLING,
+    filter_settings, p_ess_threshold, p_particles, series_of, start_point, WindowTrace, P_INIT,
+    P_PROPOSAL, P_RESAMPLING,
 };
 
 /// Registry entry of `pmmh`.
@@ -351,6 +352,19 @@ impl Chain for PmmhChain {
             ("step_size", math::exp(self.log_eps)),
             ("target_accept", self.target),
         ]
+    }
+    fn window_trace(&self) -> Option<WindowTrace> {
+        let t = self.model.y().len();
+        Some(WindowTrace {
+            window: Window {
+                start: 0,
+                end: t,
+                sub_start: 0,
+                sub_end: t,
+            },
+            ess: self.last_ess.clone(),
+            particles: self.particles(),
+        })
     }
 }
 

@@ -1,8 +1,9 @@
 //! `tallmc repro sgmcmc`: Putcha (2024) Ch.4–5 on imbalanced synthetic logistic regression
 //! (95/5 classes, N = 10³, d = 5, prior N(0, 10·I)): gradient-estimator pseudo-variance at
-//! posterior draws, and KSD / posterior-moment error at equal data passes for the stochastic
-//! gradient samplers of the registry (SGLD, SGLD-CV and their preferential and DPP variants,
-//! whichever exist), against an exact NUTS reference.
+//! posterior draws, and KSD / posterior-moment error at equal iteration counts (equal data
+//! passes for the fixed-batch methods) for the stochastic gradient samplers of the registry
+//! (SGLD, SGLD-CV and their preferential and DPP variants, whichever exist), against an exact
+//! NUTS reference.
 //!
 //! Data: exactly round(0.05·N) points of class 0 and the rest of class 1 (labels shuffled);
 //! xᵢ | yᵢ ~ N(±½(1, 1, 0, 0), I₄) (+ for class 1), so the true model is logistic with slope
@@ -11,10 +12,13 @@
 //!
 //! Samplers: one step size h = 1/N for all (thesis Table B.4.1, ε ≈ 1/N; tallmc's convention
 //! θ ← θ + (h/2)ĝ + √h ξ is the thesis's Ch.4 form), batch m = 1% of N, start at the mode,
-//! burn-in = kept iterations (thesis Fig. 4.5.2), T = passes·N/m iterations in total, so every
-//! method touches the same number of data points (passes = Σₜ mₜ/N, the thesis's measure;
-//! control variates evaluate each point twice, which the `evaluation passes` column counts:
-//! max(likelihood, gradient) per-datum evaluations of burn-in and kept iterations over N).
+//! burn-in = kept iterations (thesis Fig. 4.5.2), T = passes·N/m iterations in total. Every
+//! method runs the same T iterations; the fixed-batch methods then touch the same number of
+//! data points, passes = Σₜ mₜ/N (the thesis's measure), but ASGLD-CV-PS adapts its batch
+//! size mₜ, so its passes differ: the `passes` column reports the measured Σₜ mₜ/N of every
+//! method (from its `batch_size` extra). Control variates evaluate each point twice, which the
+//! `evaluation passes` column counts: max(likelihood, gradient) per-datum evaluations of
+//! burn-in and kept iterations over N.
 //! KSD: IMQ (c = 1, β = −½), exact scores, pooled kept draws of all chains thinned to 1000.
 //!
 //! Pseudo-variance V = E‖ĝ − ∇log π‖² in closed form (thesis §4.3) at 10 NUTS draws θ, batch m:
@@ -26,6 +30,10 @@ use super::*;
 use tallmc_core::data::Table;
 use tallmc_core::diag::ksd;
 use tallmc_core::dist;
+use tallmc_core::kernel::sgmcmc::estimator::{
+    cv_ps_weights, per_datum_gradients, ps_weights, pseudo_variance_optimal,
+    pseudo_variance_uniform, pseudo_variance_weighted,
+};
 use tallmc_core::kernel::sgmcmc::{GradientEstimator, KDpp, Subsampler};
 use tallmc_core::linalg::Cholesky;
 use tallmc_core::optim::{find_mode, ModeOptions};
@@ -67,74 +75,6 @@ fn simulate(n: usize, seed: u64) -> Result<Table, CliError> {
     Table::new(names, cols).map_err(|e| CliError::internal(e.to_string()))
 }
 
-/// Per-datum gradients ∇ℓᵢ(θ), row-major n × d.
-fn per_datum(model: &dyn DataModel, theta: &[f64]) -> Vec<f64> {
-    let (n, d) = (model.n(), model.dim());
-    let mut a = vec![0.0; n * d];
-    for (i, g) in a.chunks_exact_mut(d).enumerate() {
-        model.log_lik_grad(theta, i, g);
-    }
-    a
-}
-
-fn norm2(v: &[f64]) -> f64 {
-    v.iter().map(|x| x * x).sum()
-}
-
-/// Σᵢ aᵢ.
-fn total(a: &[f64], d: usize) -> Vec<f64> {
-    let mut s = vec![0.0; d];
-    for r in a.chunks_exact(d) {
-        for (sj, rj) in s.iter_mut().zip(r) {
-            *sj += rj;
-        }
-    }
-    s
-}
-
-/// V(p) = (1/m)[Σ‖aᵢ‖²/pᵢ − ‖Σaᵢ‖²] (i.i.d. from p).
-fn v_weighted(a: &[f64], d: usize, p: &[f64], m: usize) -> f64 {
-    let s: f64 = a
-        .chunks_exact(d)
-        .zip(p)
-        .map(|(r, &pi)| {
-            let q = norm2(r);
-            if q == 0.0 {
-                0.0
-            } else {
-                q / pi
-            }
-        })
-        .sum();
-    (s - norm2(&total(a, d))) / m as f64
-}
-
-/// Uniform without replacement: (N²/m)((N − m)/(N − 1))(1/N)Σ‖aᵢ − ā‖².
-fn v_uniform_wor(a: &[f64], d: usize, m: usize) -> f64 {
-    let n = a.len() / d;
-    let nf = n as f64;
-    let abar: Vec<f64> = total(a, d).iter().map(|v| v / nf).collect();
-    let ss: f64 = a
-        .chunks_exact(d)
-        .map(|r| {
-            r.iter()
-                .zip(&abar)
-                .map(|(x, b)| (x - b) * (x - b))
-                .sum::<f64>()
-        })
-        .sum();
-    if n <= 1 {
-        return 0.0;
-    }
-    nf * nf / m as f64 * ((nf - m as f64) / (nf - 1.0)) * ss / nf
-}
-
-/// The θ-dependent optimum (1/m)[(Σ‖aᵢ‖)² − ‖Σaᵢ‖²].
-fn v_optimal(a: &[f64], d: usize, m: usize) -> f64 {
-    let s: f64 = a.chunks_exact(d).map(|r| norm2(r).sqrt()).sum();
-    (s * s - norm2(&total(a, d))) / m as f64
-}
-
 /// Empirical E‖ĝ − ∇log π‖² (mean over θ and `reps` draws, with its standard error) of the
 /// DPP-SGLD estimator: one k-DPP subset of the linear kernel L = FFᵀ + νI, F = [(1 − w)X, w·y]
 /// (as `dpp-sgld` builds it), weights 1/πᵢ (Horvitz–Thompson, `inclusion`) or the thesis's
@@ -151,6 +91,14 @@ fn dpp_mse(
     reps: usize,
     seed: u64,
 ) -> Result<(f64, f64), String> {
+    let d = model.dim();
+    if thetas.is_empty() || exact.len() != thetas.len() || exact.iter().any(|e| e.len() != d) {
+        return Err(format!(
+            "need one exact score of length {d} per θ ({} θ, {} scores)",
+            thetas.len(),
+            exact.len()
+        ));
+    }
     let glm = model.as_glm().ok_or("not a GLM")?;
     let des = glm.design();
     let (n, p) = (des.n, des.d + 1);
@@ -179,7 +127,6 @@ fn dpp_mse(
     };
     let (mut est, _) = GradientEstimator::new(model, sub, None).map_err(|e| e.to_string())?;
     let mut rng = chain_rng(seed, 7);
-    let d = model.dim();
     let mut g = vec![0.0; d];
     let (mut sum, mut sum2, mut cnt) = (0.0, 0.0, 0.0);
     for (th, ex) in thetas.iter().zip(exact) {
@@ -194,11 +141,6 @@ fn dpp_mse(
     let mean = sum / cnt;
     let var = (sum2 / cnt - mean * mean).max(0.0);
     Ok((mean, (var / cnt).sqrt()))
-}
-
-fn normalise(w: Vec<f64>) -> Vec<f64> {
-    let s: f64 = w.iter().sum();
-    w.into_iter().map(|v| v / s).collect()
 }
 
 /// Kept draws (θ rows) of every chain, the warm-up + sampling cost and the setup cost (full-data
@@ -389,44 +331,24 @@ pub(crate) fn run(a: &ReproArgs, out: &Path) -> Result<(), CliError> {
         .into_iter()
         .map(|i| pooled[i].clone())
         .collect();
-    let a_mode = per_datum(model.as_ref(), &mode.mode);
-    let p_ps = normalise(a_mode.chunks_exact(d).map(|r| norm2(r).sqrt()).collect());
-    let p_cvps = {
-        // Logistic: ∇²ℓᵢ = −sᵢ(1 − sᵢ)xᵢxᵢᵀ, so pᵢ ∝ sᵢ(1 − sᵢ)‖xᵢ‖√(xᵢᵀΣ̂xᵢ).
-        let mut w = Vec::with_capacity(n);
-        let mut h = vec![0.0; d * d];
-        for i in 0..n {
-            h.iter_mut().for_each(|v| *v = 0.0);
-            model.log_lik_hess(&mode.mode, i, &mut h);
-            // tr(H Σ̂ H) for the symmetric per-datum Hessian H.
-            let mut hs = vec![0.0; d * d];
-            for r in 0..d {
-                for c in 0..d {
-                    hs[r * d + c] = (0..d).map(|k| h[r * d + k] * cov[k * d + c]).sum();
-                }
-            }
-            let tr: f64 = (0..d)
-                .map(|r| (0..d).map(|k| hs[r * d + k] * h[k * d + r]).sum::<f64>())
-                .sum();
-            w.push(tr.max(0.0).sqrt());
-        }
-        normalise(w)
-    };
-    let uniform = vec![1.0 / n as f64; n];
+    // Preferential weights (unnormalised; the weighted pseudo-variance normalises them).
+    let p_ps = ps_weights(model.as_ref(), &mode.mode);
+    let p_cvps = cv_ps_weights(model.as_ref(), &mode.mode, &cov)
+        .map_err(|e| CliError::internal(format!("CV-PS weights: {e}")))?;
     // Rows: (label, estimator, mean V over θ).
     let mut vrows: Vec<(String, String, f64, f64)> = Vec::new();
     {
         let mut acc = [0.0f64; 7];
         for th in &thetas {
-            let a_naive = per_datum(model.as_ref(), th);
-            let a_cv: Vec<f64> = a_naive.iter().zip(&a_mode).map(|(x, y)| x - y).collect();
-            acc[0] += v_uniform_wor(&a_naive, d, batch);
-            acc[1] += v_weighted(&a_naive, d, &uniform, batch);
-            acc[2] += v_weighted(&a_naive, d, &p_ps, batch);
-            acc[3] += v_optimal(&a_naive, d, batch);
-            acc[4] += v_uniform_wor(&a_cv, d, batch);
-            acc[5] += v_weighted(&a_cv, d, &p_cvps, batch);
-            acc[6] += v_optimal(&a_cv, d, batch);
+            let a_naive = per_datum_gradients(model.as_ref(), th, None);
+            let a_cv = per_datum_gradients(model.as_ref(), th, Some(&mode.mode));
+            acc[0] += pseudo_variance_uniform(&a_naive, d, batch, false);
+            acc[1] += pseudo_variance_uniform(&a_naive, d, batch, true);
+            acc[2] += pseudo_variance_weighted(&a_naive, d, &p_ps, batch);
+            acc[3] += pseudo_variance_optimal(&a_naive, d, batch);
+            acc[4] += pseudo_variance_uniform(&a_cv, d, batch, false);
+            acc[5] += pseudo_variance_weighted(&a_cv, d, &p_cvps, batch);
+            acc[6] += pseudo_variance_optimal(&a_cv, d, batch);
         }
         let k = thetas.len().max(1) as f64;
         let labels = [
@@ -444,10 +366,12 @@ pub(crate) fn run(a: &ReproArgs, out: &Path) -> Result<(), CliError> {
     }
     // DPP-SGLD: empirical, as its variance has no closed form (pair inclusion probabilities).
     let reps = if a.quick { 100 } else { 1000 };
+    // A non-finite exact score fails the run: an empty score would make the MSE below 0.
     let exact: Vec<Vec<f64>> = thetas
         .iter()
-        .map(|t| ksd::exact_scores(model.as_ref(), t).unwrap_or_default())
-        .collect();
+        .map(|t| ksd::exact_scores(model.as_ref(), t))
+        .collect::<Result<_, _>>()
+        .map_err(|e| CliError::internal(format!("exact scores at the NUTS draws: {e}")))?;
     for (w, inclusion) in [
         (0.1, true),
         (0.4, true),
@@ -485,12 +409,12 @@ pub(crate) fn run(a: &ReproArgs, out: &Path) -> Result<(), CliError> {
         }
     }
 
-    // The SG-MCMC samplers at equal data passes.
+    // The SG-MCMC samplers at equal iteration counts.
     let mut md = String::new();
     let _ = writeln!(
         md,
         "# tallmc repro sgmcmc{}\n\nImbalanced synthetic logistic regression (Putcha 2024 Ch.4 Fig. 4.5.1c, Ch.5): N = {n} ({positives} of class 1, {} of class 0), d = {d} (intercept + 2 informative + 2 noise features), prior N(0, 10·I), seed {seed}.\n\
-         SG-MCMC: step h = 1/N = {step:.3e} for every method, batch m = {batch} (1% of N), start at the mode, {chains} chains × ({sg_warm} burn-in + {sg_keep} kept) iterations = {} data passes per chain (Σₜ mₜ/N).\n\
+         SG-MCMC: step h = 1/N = {step:.3e} for every method, batch m = {batch} (1% of N), start at the mode, {chains} chains × ({sg_warm} burn-in + {sg_keep} kept) iterations = {} data passes per chain (Σₜ mₜ/N) for the fixed-batch methods; ASGLD-CV-PS adapts mₜ, see its `passes`.\n\
          Exact reference: NUTS, {chains} chains × ({} + {nuts_draws}). KSD: IMQ kernel (c = 1, β = −½), exact scores, kept draws of all chains thinned to ≤ 1000; `joint` = √V (Gorham–Mackey), `thesis` = Σⱼ√Vⱼ (eq. 4.5.1).\n\
          Passes: `passes` = Σₜ mₜ/N over burn-in and kept iterations (the thesis's measure); `evaluation passes` = per-datum likelihood/gradient evaluations / N (a control variate evaluates each batch point twice); `setup passes` = mode search, the control variate's full gradient and, for ASGLD-CV-PS, its pilot chains (sampler defaults). Moment errors are against NUTS (mean and sd per parameter, worst parameter).\n",
         if a.quick { " --quick" } else { "" },
@@ -512,7 +436,7 @@ pub(crate) fn run(a: &ReproArgs, out: &Path) -> Result<(), CliError> {
         let _ = writeln!(csv_v, "{l},\"{e}\",{batch},{v},{se},{}", v / v_sgld);
     }
 
-    md.push_str("\n## KSD and posterior moments at equal data passes\n\n| method | sampler | passes (Σmₜ/N) | evaluation passes | setup passes | KSD joint | log10 KSD | per-chain KSD median [min, max] | KSD thesis | max \\|Δmean\\|/sd | max \\|sd/sd_NUTS − 1\\| | seconds |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+    md.push_str("\n## KSD and posterior moments at equal iterations (equal passes for fixed batches)\n\n| method | sampler | passes (Σmₜ/N) | evaluation passes | setup passes | KSD joint | log10 KSD | per-chain KSD median [min, max] | KSD thesis | max \\|Δmean\\|/sd | max \\|sd/sd_NUTS − 1\\| | seconds |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     let mut csv = String::from("method,sampler,n,batch,step_size,chains,iterations,data_passes,evaluation_passes,setup_passes,ksd_joint,ksd_thesis,log10_ksd_joint,ksd_chain_median,ksd_chain_min,ksd_chain_max,max_mean_err_sd,max_sd_rel_err,seconds\n");
     let row = |md: &mut String,
                csv: &mut String,
@@ -642,4 +566,49 @@ pub(crate) fn run(a: &ReproArgs, out: &Path) -> Result<(), CliError> {
     write(&out.join("sgmcmc.csv"), &csv)?;
     write(&out.join("sgmcmc_variance.csv"), &csv_v)?;
     crate::cmd::list::emit(&md)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn small_model() -> Arc<dyn DataModel> {
+        let table = simulate(60, 1).unwrap();
+        let spec = DesignSpec {
+            response: "y".into(),
+            features: None,
+            intercept: true,
+            standardize: false,
+        };
+        registry::build_model("logistic", &table, &spec, &Settings::new()).unwrap()
+    }
+
+    /// Missing exact scores (what `unwrap_or_default` used to give on a non-finite score) are an
+    /// error, not a zero MSE.
+    #[test]
+    fn dpp_mse_rejects_missing_scores() {
+        let model = small_model();
+        let d = model.dim();
+        let thetas = vec![vec![0.1; d]; 2];
+        let empty = vec![Vec::new(); 2];
+        assert!(dpp_mse(model.as_ref(), &thetas, &empty, 0.1, 0.1, 3, true, 5, 1).is_err());
+        assert!(dpp_mse(
+            model.as_ref(),
+            &thetas,
+            &empty[..1],
+            0.1,
+            0.1,
+            3,
+            true,
+            5,
+            1
+        )
+        .is_err());
+        let exact: Vec<Vec<f64>> = thetas
+            .iter()
+            .map(|t| ksd::exact_scores(model.as_ref(), t).unwrap())
+            .collect();
+        let (mse, se) = dpp_mse(model.as_ref(), &thetas, &exact, 0.1, 0.1, 3, true, 5, 1).unwrap();
+        assert!(mse > 0.0 && se >= 0.0, "{mse} ± {se}");
+    }
 }
