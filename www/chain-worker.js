@@ -48,7 +48,7 @@ async function loop() {
     const rate = k / Math.max(dt, 0.05);
     batch = Math.max(1, Math.min(2 * k, Math.round(rate * TARGET_MS), 20000));
     self.postMessage(
-      { type: 'batch', chain, batch: b, iteration: handle.iteration(), computeMs },
+      { type: 'batch', chain, batch: b, iteration: handle.iteration(), computeMs, trace: handle.windowTrace() },
       [b.draws.buffer, b.acceptProb.buffer, b.divergent.buffer, b.likEvals.buffer,
         b.gradEvals.buffer, b.nLeapfrog.buffer, b.stepSize.buffer, b.energy.buffer,
         b.sign.buffer, b.extra.buffer],

@@ -240,7 +240,7 @@ export class TallmcSampler extends HTMLElement {
       tbody: q('tbody'), stats: q('.stats'),
     };
     this.ui.button.addEventListener('click', () => (this.running ? this.stop() : this.start()));
-    this.ui.extraSel.addEventListener('change', () => this.render());
+    this.ui.extraSel.addEventListener('change', () => { if (this.run) this.run.extraAuto = false; this.render(); });
     this.ui.tbody.addEventListener('click', (e) => {
       const tr = e.target.closest('tr');
       if (tr && this.run) { this.run.j = Number(tr.dataset.j); this.render(); }
@@ -583,6 +583,8 @@ export class TallmcSampler extends HTMLElement {
     const pick = (want && opts.includes(want)) ? want
       : (PREFERRED.find((p) => opts.includes(p)) ?? opts.find((o) => /ess/.test(o)) ?? opts[0]);
     if (pick) sel.value = pick;
+    // An automatic choice moves on if the sampler leaves that internal empty (NaN) in this run.
+    run.extraAuto = !(want && opts.includes(want));
     this.ui.internals.hidden = opts.length === 0;
   }
 
@@ -611,7 +613,21 @@ export class TallmcSampler extends HTMLElement {
     drawDensity(this.ui.dens, densities(post.length > 1 ? [{ length: post.reduce((t, p) => t + p.length, 0), get: concatGet(post) }] : post));
     this.ui.densCap.textContent = `density of ${name} (post warm-up)`;
     // Sampler internals per iteration.
-    const ex = this.ui.extraSel.value;
+    let ex = this.ui.extraSel.value;
+    if (ex && run.extraAuto && ex !== 'sign' && run.chains.some((ch) => ch.extra.length)) {
+      const has = (name) => {
+        const k = run.extraNames.indexOf(name);
+        return k >= 0 && run.chains.some((ch) => ch.extra.some((b) => {
+          for (let i = k; i < b.length; i += EXTRAS) if (Number.isFinite(b[i])) return true;
+          return false;
+        }));
+      };
+      if (!has(ex)) {
+        const alt = run.extraNames.find(has);
+        if (alt) this.ui.extraSel.value = ex = alt;
+      }
+      run.extraAuto = false;
+    }
     if (ex) {
       const k = run.extraNames.indexOf(ex);
       const ys = run.chains.map((ch) => (ex === 'sign'

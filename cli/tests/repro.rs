@@ -40,7 +40,11 @@ fn smh_writes_table_and_csv() {
     ] {
         assert!(header.iter().any(|h| h == col), "missing column {col}");
     }
-    assert_eq!(rows.len(), 4, "SMH-1, SMH-2 (rw, pcn) and MH");
+    assert_eq!(
+        rows.len(),
+        7,
+        "MH (rw, pcn), SMH-1 (rw), SMH-2 (rw, pcn ρ = 0.9, 0.5, 0)"
+    );
     // Full-data MH (truncation=0) evaluates all n points per iteration.
     let mh = rows.iter().find(|r| r.contains("truncation=0")).unwrap();
     let j = header
@@ -64,11 +68,13 @@ fn minibatch_mh_writes_table_and_csv() {
         "method",
         "sampler",
         "avg_batch_size",
-        "paper_avg_batch_size_n1e6",
+        "paper_avg_batch_size",
+        "lik_evals_per_iter",
     ] {
         assert!(header.iter().any(|h| h == col), "missing column {col}");
     }
-    assert_eq!(rows.len(), 3);
+    // Table 1 (Gaussian mixture): 3 methods; Table 2 (logistic 1 vs 7): 4 methods.
+    assert_eq!(rows.len(), 7);
     let j = header.iter().position(|h| h == "avg_batch_size").unwrap();
     for r in &rows {
         let b: f64 = r.split(',').nth(j).unwrap().parse().unwrap();

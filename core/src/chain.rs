@@ -40,6 +40,11 @@ pub trait Chain: Send {
     fn setup_cost(&self) -> Cost {
         Cost::default()
     }
+    /// Time-series samplers (`pf-sgld`, `pmmh`): the window of the last filter run and the
+    /// filter's ESS over it, for plots. `None` for every other sampler.
+    fn window_trace(&self) -> Option<crate::kernel::pfsgld::WindowTrace> {
+        None
+    }
     /// Values the sampler chose itself (step size, trajectory length, subsample size, ...),
     /// final once warm-up is over, as (name, value) pairs. Empty by default.
     fn resolved(&self) -> Vec<(&'static str, f64)> {

@@ -29,6 +29,8 @@ const PAGE = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>
   chains="2" warmup="200" draws="300" seed="1"></tallmc-sampler>
 <tallmc-sampler id="b" model="logistic" sampler="mh-minibatch" data="/__test__/small.csv"
   chains="1" warmup="200" draws="400" seed="7" step_size="0.05"></tallmc-sampler>
+<tallmc-sampler id="c" model="logistic" sampler="rwmh" data="builtin:logistic" n="2000" d="3"
+  chains="2" warmup="100" draws="10000000" seed="2"></tallmc-sampler>
 </body></html>`;
 
 test('two <tallmc-sampler> elements run to completion independently', async () => {
@@ -46,10 +48,16 @@ test('two <tallmc-sampler> elements run to completion independently', async () =
   await page.route(`${env.url}__test__/two.html`, (r) => r.fulfill({ contentType: 'text/html', body: PAGE }));
   await page.route(`${env.url}__test__/small.csv`, (r) => r.fulfill({ contentType: 'text/csv', body: logisticCsv(1500) }));
   await page.goto(`${env.url}__test__/two.html`);
-  await page.waitForFunction(() => ['a', 'b'].every((id) => document.getElementById(id).dataset.state === 'idle'), null, { timeout: 30000 });
-  // Start both; stopping nothing, each runs its own workers to the end.
+  await page.waitForFunction(() => ['a', 'b', 'c'].every((id) => document.getElementById(id).dataset.state === 'idle'), null, { timeout: 30000 });
+  // Start all three, then stop c (a practically endless run) while it samples: a and b, each with
+  // its own workers, run to the end regardless.
+  await page.click('#c >> [data-testid=embed-run]');
   await page.click('#a >> [data-testid=embed-run]');
   await page.click('#b >> [data-testid=embed-run]');
+  await page.waitForFunction(() => document.getElementById('c').result === null
+    && /sampling/.test(document.getElementById('c').shadowRoot.querySelector('[data-testid=embed-status]').textContent), null, { timeout: 60000, polling: 100 });
+  await page.click('#c >> [data-testid=embed-run]'); // now labelled Stop
+  await page.waitForFunction(() => document.getElementById('c').dataset.state === 'stopped', null, { timeout: 30000 });
   await page.waitForFunction(() => ['a', 'b'].every((id) => ['done', 'error', 'stopped'].includes(document.getElementById(id).dataset.state)),
     null, { timeout: 120000, polling: 200 });
   const res = await page.evaluate(() => ['a', 'b'].map((id) => {
@@ -66,6 +74,9 @@ test('two <tallmc-sampler> elements run to completion independently', async () =
   assert.deepEqual(b.names, ['intercept', 'x1', 'x2']);
   assert.equal(b.nData, 1500);
   for (const r of [a, b]) for (const m of r.mean) assert.ok(Number.isFinite(m), `${r.sampler}: mean ${m}`);
+  // c was stopped part-way: a summary of the draws it had, far fewer than asked for.
+  const c = await page.evaluate(() => document.getElementById('c').result);
+  assert.ok(c && c.iterations.every((i) => i > 100 && i < 1e7), `c iterations ${c?.iterations}`);
   // The minibatch sampler's batch size is shown as its internal, and below n per iteration.
   assert.ok(b.extraMeans.batch_size > 0 && b.extraMeans.batch_size <= 1500, `batch size ${b.extraMeans.batch_size}`);
   const sel = await page.$eval('#b', (el) => el.shadowRoot.querySelector('.extra-sel').value);

@@ -35,6 +35,11 @@ impl LogDensity for Quartic {
 
 /// E[x²] under the quartic target by Simpson's rule on [−8, 8] (the tails are < e⁻¹⁰⁰⁰).
 fn quartic_second_moment() -> f64 {
+    second_moment_weighted(|_| 1.0)
+}
+
+/// E[x²] under π(x)·w(x), π the quartic target, by Simpson's rule on [−8, 8].
+fn second_moment_weighted(weight: impl Fn(f64) -> f64) -> f64 {
     let n = 20_000;
     let (a, b) = (-8.0f64, 8.0f64);
     let h = (b - a) / n as f64;
@@ -48,7 +53,7 @@ fn quartic_second_moment() -> f64 {
         } else {
             2.0
         };
-        let p = (-0.5 * x * x - 0.25 * x.powi(4)).exp();
+        let p = (-0.5 * x * x - 0.25 * x.powi(4)).exp() * weight(x);
         z += w * p;
         m2 += w * p * x * x;
     }
@@ -67,7 +72,7 @@ fn quartic_run(
     warmup: usize,
     draws: usize,
     seed: u64,
-) -> (f64, f64, bool) {
+) -> (f64, f64, bool, f64) {
     let mut rng = chain_rng(seed, 0);
     let opts = QnhmcOptions {
         step_size: 0.1,
@@ -88,7 +93,7 @@ fn quartic_run(
     };
     let r = run(&mut chain, &mut rng, draws);
     let (m, se) = second_moment(&r.draws);
-    (m, se, chain.exact())
+    (m, se, chain.exact(), r.mean_accept())
 }
 
 #[test]
@@ -102,7 +107,7 @@ fn at2_quartic_exact_with_frozen_c() {
         ("C = 3", Some(3.0), Adapt::Off),
         ("freeze", None, Adapt::Freeze),
     ] {
-        let (m, se, exact) = quartic_run(c, adapt, 2000, 100_000, 61);
+        let (m, se, exact, _) = quartic_run(c, adapt, 2000, 100_000, 61);
         eprintln!("{label}: E[x²] = {m:.4} ± {se:.4} (truth {truth:.5})");
         assert!(exact);
         assert!(
@@ -116,9 +121,25 @@ fn at2_quartic_exact_with_frozen_c() {
 fn at5_continuous_adaptation_is_biased_and_not_default() {
     let truth = quartic_second_moment();
     // The paper's Algorithm 2: B keeps adapting on the accepted trajectories.
-    let (m, se, exact) = quartic_run(None, Adapt::Continuous, 0, 100_000, 62);
-    eprintln!("continuous: E[x²] = {m:.4} ± {se:.4} (truth {truth:.5})");
+    let (m, se, exact, accept) = quartic_run(None, Adapt::Continuous, 0, 100_000, 62);
+    // Spec 001 §6.1: in 1-D, BFGS makes B ≈ 1/U''(x) at the end of the accepted trajectory, a
+    // position-dependent step with no correction; the chain then targets ≈ π(x)·U''(x)² =
+    // π(x)(1 + 3x²)² (spec [sim]: 1.358 ± 0.013 against 1.338 for that density). The density
+    // is a heuristic model of the bias, not an exact law, so the comparison allows a model
+    // tolerance of 0.1 (7%) on top of 4 MCSE; it is far from the truth 0.468 and from a
+    // stuck chain (x₀² = 0.25), which the acceptance check rules out as well.
+    let biased = second_moment_weighted(|x| (1.0 + 3.0 * x * x).powi(2));
+    eprintln!(
+        "continuous: E[x²] = {m:.4} ± {se:.4}, acceptance {accept:.3} (truth {truth:.5}; \
+         π(x)(1 + 3x²)² by quadrature {biased:.4})"
+    );
+    assert!((biased - 1.338).abs() < 5e-3, "quadrature {biased}");
     assert!(!exact);
+    assert!(accept > 0.5, "continuous chain stuck: acceptance {accept}");
+    assert!(
+        (m - biased).abs() < 4.0 * se + 0.1,
+        "continuous adaptation E[x²] = {m} ± {se}, model {biased}"
+    );
     assert!(
         (m - truth).abs() > 0.2,
         "continuous adaptation not detectably biased: {m}"

@@ -137,6 +137,25 @@ fn pmf_registry_and_simulator() {
         .all(|&v| (0.0..40.0).contains(&v) && v.fract() == 0.0));
     let theta = true_parameters("pmf", 2, 42).unwrap();
     assert_eq!(theta.len(), (50 + 40) * 2);
+    // The simulator's factors have variance k^{−1/2} per entry (documented in model::pmf; the
+    // model's default prior has variance 1): sample variance within 4 SE, SE = v·√(2/(m − 1)).
+    for k in [2usize, 10] {
+        let t = true_parameters("pmf", k, 7).unwrap();
+        let v = t.iter().map(|x| x * x).sum::<f64>() / t.len() as f64;
+        let truth = (k as f64).powf(-0.5);
+        let se = truth * (2.0 / (t.len() - 1) as f64).sqrt();
+        assert!(
+            (v - truth).abs() < 4.0 * se,
+            "k = {k}: var {v} vs {truth} ± {se}"
+        );
+    }
+    let k10 = true_parameters("pmf", 10, 7).unwrap();
+    let v10 = k10.iter().map(|x| x * x).sum::<f64>() / k10.len() as f64;
+    assert!(v10 < 0.5, "not the prior's variance 1: {v10}");
+    // prior_precision = √k makes the prior match the simulator's law.
+    let a10 = simulate("pmf", 100, 10, 42, &s).unwrap();
+    let kv = format!("prior_precision={}", 10f64.sqrt());
+    assert!(build_model("pmf", &a10, &spec(), &settings(&["rank=10", &kv])).is_ok());
     // The model: names, dimension, centring, errors.
     let m = build_model("pmf", &a, &spec(), &settings(&["rank=2"])).unwrap();
     assert_eq!(m.n(), 100);

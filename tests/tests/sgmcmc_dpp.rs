@@ -11,6 +11,11 @@
 //!   `dpp-sgld` (eigen of FᵀF plus a Haar subspace of the ν-eigenspace), the latter also with
 //!   k = 4 > rank(FFᵀ) = 2 so that most of the subset comes from the nugget's eigenspace.
 //! - the distance of πᵢ from the thesis's k·Lᵢᵢ/tr(L) is printed (its estimator's bias).
+//! - an incomplete draw (residual trace, exactly k − t for a rank-k projection, below ½ before
+//!   k items: forced here by a kernel whose two "eigenvectors" coincide, so K has rank 1 < k = 2
+//!   and after one pick the residual is rounding noise) is reported: `sample` returns
+//!   false, the estimator returns NaN with 0 evaluations and counts it, and a chain step is a
+//!   divergence that leaves θ unchanged — never a biased gradient from a short subset.
 
 use tallmc_core::dist;
 use tallmc_core::kernel::sgmcmc::dpp::log_elementary_symmetric;
@@ -114,7 +119,7 @@ fn check(label: &str, mut dpp: KDpp, l: &[f64], n: usize, k: usize, seed: u64) {
     let mut incl = vec![0usize; n];
     let mut y = Vec::new();
     for _ in 0..draws {
-        dpp.sample(&mut rng, &mut y);
+        assert!(dpp.sample(&mut rng, &mut y), "{label}: incomplete draw");
         assert_eq!(y.len(), k, "{label}: subset size");
         y.sort_unstable();
         assert!(y.windows(2).all(|w| w[0] < w[1]), "{label}: repeated item");
@@ -201,4 +206,60 @@ fn at7_kdpp_low_rank_beyond_rank_is_exact() {
     // Without a nugget k > rank is impossible and is a clear error.
     assert!(KDpp::linear_kernel(&f, n, p, 0.0, k).is_err());
     assert!(KDpp::linear_kernel(&f, n, p, 0.0, 2).is_ok());
+}
+
+#[test]
+fn incomplete_draw_is_reported_not_used() {
+    use std::sync::Arc;
+    use tallmc_core::chain::{Chain, Cost};
+    use tallmc_core::kernel::sgmcmc::{
+        Dynamics, GradientEstimator, SgChain, StepSchedule, Subsampler,
+    };
+    use tallmc_core::model::gaussian::GaussianMean;
+    use tallmc_core::model::prior::Prior;
+    use tallmc_core::model::DataModel;
+    // Both columns are v = (0.6, 0.8): K = 2vvᵀ, rank 1, so after one item every residual is 0
+    // up to rounding (the trace should be k − 1 = 1).
+    let mut dpp = KDpp::from_eigen(&[1.0, 1.0], &[0.6, 0.6, 0.8, 0.8], 2).expect("kdpp");
+    let mut rng = chain_rng(5, 0);
+    let mut y = Vec::new();
+    assert!(!dpp.sample(&mut rng, &mut y));
+    assert!(y.len() < 2);
+    let model: Arc<dyn DataModel> = Arc::new(
+        GaussianMean::new(
+            vec![0.5, -0.2],
+            1,
+            vec!["mu".into()],
+            vec![1.0],
+            Prior::Normal { scale: 10.0 },
+        )
+        .expect("model"),
+    );
+    let sub = Subsampler::Dpp {
+        dpp: Box::new(dpp),
+        weights: vec![1.0, 1.0],
+    };
+    let (mut est, _) = GradientEstimator::new(model.as_ref(), sub, None).expect("estimator");
+    let mut g = [0.0];
+    assert_eq!(est.estimate(&mut rng, model.as_ref(), &[0.1], &mut g), 0);
+    assert!(g[0].is_nan());
+    assert_eq!(est.incomplete_draws(), 1);
+    let mut chain = SgChain::new(
+        model,
+        est,
+        Dynamics::Langevin,
+        StepSchedule::Constant(0.1),
+        vec![0.1],
+        Cost::default(),
+        0,
+        None,
+        &mut rng,
+    )
+    .expect("chain");
+    for _ in 0..3 {
+        let info = chain.step(&mut rng);
+        assert!(info.divergent && !info.accepted);
+        assert_eq!(chain.position(), &[0.1]);
+    }
+    assert_eq!(chain.estimator().incomplete_draws(), 4);
 }

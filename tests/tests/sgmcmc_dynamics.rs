@@ -8,8 +8,12 @@
 //! z′ = A z + (1, 1)ᵀ w, A = [[1 − ηλ, 1 − α], [−ηλ, 1 − α]], Var w = q = 2αη + η²V_g,
 //! and the stationary covariance solves C = A C Aᵀ + q·[[1, 1], [1, 1]].
 //!
-//! - SGHMC, exact gradient (full batch), hλ = 1, α ∈ {0.1, 0.5}: Var θ = C₁₁;
-//!   α = 1 reproduces SGLD's 1/(λ(1 − hλ/4)).
+//! - SGHMC, exact gradient (full batch), hλ = 1, α ∈ {0.1, 0.5}: Var θ = C₁₁.
+//! - SGHMC with friction 1 is SGLD: `sghmc friction=1` and `sgld` (full batch, hλ = 1, same
+//!   seed) both have stationary variance 1/(λ(1 − hλ/4)) within 4 MCSE, their variances agree
+//!   within 4 combined MCSE, and after the warm-up their draws coincide to 1e−9 posterior sd
+//!   (the random streams re-align after SGHMC's initial momentum draw, and the common map
+//!   contracts the start difference); the Lyapunov helper gives the same value at α = 1.
 //! - SGHMC, minibatch m = 10 on the Gaussian-mean model (gradient noise independent of θ,
 //!   V_g = (n²/m)s²): Var θ = C₁₁ with the noise term.
 //! - SGLD-CV on a 2-d Gaussian mean (the CV estimator is exact there): C = MCMᵀ + hI,
@@ -19,7 +23,13 @@
 //!   both Var θ and the mean thermostat are within 10% (+ 4 MCSE) of the frozen-thermostat
 //!   fixed point: SGHMC with friction α* solving E[u²] = η (the thermostat's target), noise from
 //!   the diffusion a. (Not exactly the posterior: with α* ≈ 0.4 the discretisation is coarse.)
-//! - Decreasing schedule: StepInfo.step_size = h₀(1 + t/b)^(−γ) exactly.
+//! - Decreasing schedule: StepInfo.step_size = h₀(1 + t/b)^(−γ) exactly, and the update uses
+//!   h_t: with the full batch the gradient is exact, ĝ(θ) = −λ(θ − μ), so the innovation of
+//!   each step is known in closed form — SGLD r = θ′ − θ − (h_t/2)ĝ(θ) = √h_t ξ, SGHMC/SGNHT
+//!   r = u′ − (1 − α_t)u − η_tĝ(θ) = √(2aη_t) ξ with u = θ − θ₋₁ (α_t = a for SGHMC, the
+//!   previous step's thermostat for SGNHT) — and mean(r²/var_t) over late steps (t ≥ 1000,
+//!   h_t ≤ h₀/10) is 1 within 4 standard errors (√(2/N), the r are i.i.d. Gaussian). Using h₀
+//!   instead of h_t anywhere would move it by a factor ~10.
 
 use std::sync::Arc;
 use tallmc_core::dist;
@@ -120,11 +130,66 @@ fn sghmc_case(h_lambda: f64, alpha: f64, batch: Option<usize>, seed: u64) {
 
 #[test]
 fn at5_sghmc_alpha_one_is_sgld() {
-    let lambda = 1000.0;
+    let n = 1000;
+    let (model, mu, lambda, _) = gaussian_1d(n, 7);
     let h = 1.0 / lambda;
-    let v = sghmc_theory(lambda, h, 1.0, 0.0);
-    let sgld = 1.0 / (lambda * (1.0 - h * lambda / 4.0));
-    assert!((v - sgld).abs() < 1e-12 * sgld, "{v} vs {sgld}");
+    let v_sgld = 1.0 / (lambda * (1.0 - h * lambda / 4.0));
+    let v_helper = sghmc_theory(lambda, h, 1.0, 0.0);
+    assert!(
+        (v_helper - v_sgld).abs() < 1e-12 * v_sgld,
+        "{v_helper} vs {v_sgld}"
+    );
+    let step = format!("step_size={h}");
+    let bs = format!("batch_size={n}");
+    let a = run_sampler(
+        "sghmc",
+        model.clone(),
+        &[&step, &bs, "friction=1"],
+        65,
+        1000,
+        40_000,
+    );
+    let b = run_sampler("sgld", model, &[&step, &bs], 65, 1000, 40_000);
+    let sq = |x: &[f64]| x.iter().map(|v| (v - mu) * (v - mu)).collect::<Vec<f64>>();
+    let (xa, xb) = (a.col(0), b.col(0));
+    let (sa, sb) = (sq(&xa), sq(&xb));
+    let za = variance_z(&xa, mu, v_sgld);
+    let zb = variance_z(&xb, mu, v_sgld);
+    let z_ab = (mean(&sa) - mean(&sb)) / (mcse_mean(&sa).powi(2) + mcse_mean(&sb).powi(2)).sqrt();
+    eprintln!(
+        "friction 1: sghmc var {:.4e} (z {za:+.2}), sgld var {:.4e} (z {zb:+.2}), \
+         theory 1/(λ(1 − hλ/4)) {v_sgld:.4e}, posterior 1/λ {:.4e}; sghmc − sgld z {z_ab:+.2}",
+        mean(&sa),
+        mean(&sb),
+        1.0 / lambda
+    );
+    assert!(
+        za.abs() <= 4.0,
+        "sghmc friction=1: variance off by {za} MCSE"
+    );
+    assert!(zb.abs() <= 4.0, "sgld: variance off by {zb} MCSE");
+    assert!(
+        z_ab.abs() <= 4.0,
+        "sghmc friction=1 and sgld differ by {z_ab} MCSE"
+    );
+    let max_diff = xa
+        .iter()
+        .zip(&xb)
+        .map(|(p, q)| (p - q).abs())
+        .fold(0.0, f64::max);
+    eprintln!("friction 1: max |θ_sghmc − θ_sgld| over the draws {max_diff:.2e}");
+    // Same seed: SGHMC's initial momentum shifts its random stream by one normal pair, which
+    // re-aligns with SGLD's at the first rejected pair of the polar method (probability
+    // 1 − π/4 per normal); from then on both get the same ξ and, the update being the same
+    // map, the start difference contracts by (1 − hλ/2) per step: after the warm-up the
+    // draws coincide up to rounding.
+    assert!(
+        max_diff <= 1e-9 * v_sgld.sqrt(),
+        "sghmc friction=1 is not SGLD: draws differ by {max_diff}"
+    );
+    for x in [&xa, &xb] {
+        assert!((mean(x) - mu).abs() <= 4.0 * mcse_mean(x));
+    }
 }
 
 #[test]
@@ -321,5 +386,63 @@ fn decreasing_schedule_is_applied() {
                 s.step_size
             );
         }
+    }
+}
+
+#[test]
+fn decreasing_schedule_drives_the_update() {
+    let n = 200;
+    let (model, mu, lambda, _) = gaussian_1d(n, 3);
+    let h0 = 0.5 / lambda;
+    let a = 0.3;
+    let (warm, draws) = (1000, 20_000);
+    let h_at = |t: usize| h0 * (1.0 + t as f64 / 10.0).powf(-0.5);
+    for sampler in ["sgld", "sghmc", "sgnht"] {
+        let step = format!("step_size={h0}");
+        let fr = format!("friction={a}");
+        let bs = format!("batch_size={n}");
+        let mut kv = vec![
+            step.as_str(),
+            "schedule=decreasing",
+            "schedule_b=10",
+            "schedule_gamma=0.5",
+            bs.as_str(),
+        ];
+        if sampler != "sgld" {
+            kv.push(fr.as_str());
+        }
+        let r = run_sampler(sampler, model.clone(), &kv, 8, warm, draws);
+        let x = r.col(0);
+        let grad = |th: f64| -lambda * (th - mu);
+        // Draw k is θ after the step at iteration t = warm + k, taken with h_t.
+        let mut ratios = Vec::with_capacity(draws);
+        for k in 2..draws {
+            let t = warm + k;
+            let h = h_at(t);
+            assert!((r.stats[k].step_size - h).abs() <= 1e-14 * h);
+            let (th_prev, th, th_next) = (x[k - 2], x[k - 1], x[k]);
+            let (resid, var_t) = match sampler {
+                "sgld" => (th_next - th - 0.5 * h * grad(th), h),
+                _ => {
+                    let eta = 0.5 * h;
+                    let alpha = if sampler == "sghmc" {
+                        a
+                    } else {
+                        r.stats[k - 1].extra[1]
+                    };
+                    let (u, u_next) = (th - th_prev, th_next - th);
+                    (u_next - (1.0 - alpha) * u - eta * grad(th), 2.0 * a * eta)
+                }
+            };
+            ratios.push(resid * resid / var_t);
+        }
+        let m = mean(&ratios);
+        let se = (2.0 / ratios.len() as f64).sqrt();
+        eprintln!(
+            "{sampler}: h_t from {:.3e} to {:.3e} (h₀ {h0:.3e}); mean r²/var_t {m:.4} ± {se:.4}",
+            h_at(warm),
+            h_at(warm + draws)
+        );
+        assert!((m - 1.0).abs() <= 4.0 * se, "{sampler}: {m}");
     }
 }

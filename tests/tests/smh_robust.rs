@@ -160,6 +160,12 @@ fn registry_entries_and_errors() {
             other => panic!("{kv}: {other:?}"),
         }
     }
+    // Proposal (17) (`pi1`) takes `scale`, not `rho`.
+    build("smh-1", lr.clone(), &["proposal=pi1", "scale=4"]).unwrap();
+    match build("smh-2", lr.clone(), &["proposal=pi1", "rho=0.5"]) {
+        Err(Error::InvalidSetting { key, .. }) => assert_eq!(key, "rho"),
+        other => panic!("rho with pi1: {other:?}"),
+    }
     assert!(matches!(
         build("smh-2", lr.clone(), &["typo=1"]),
         Err(Error::UnknownSetting { .. })

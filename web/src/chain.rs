@@ -230,6 +230,26 @@ impl ChainHandle {
         self.core.chain().setup_cost().grad_evals as f64
     }
 
+    /// Time-series samplers: the window of the last filter run and the filter's ESS over it,
+    /// `{t, start, end, subStart, subEnd (0-based half-open), particles, ess (Float64Array over
+    /// start..end; empty for Kalman)}`; `null` for other samplers or before the first step.
+    #[wasm_bindgen(js_name = windowTrace)]
+    pub fn window_trace(&self) -> JsValue {
+        let Some(tr) = self.core.chain().window_trace() else {
+            return JsValue::NULL;
+        };
+        let o = Object::new();
+        let w = tr.window;
+        set(&o, "t", &JsValue::from(self.core.n_data() as f64));
+        set(&o, "start", &JsValue::from(w.start as f64));
+        set(&o, "end", &JsValue::from(w.end as f64));
+        set(&o, "subStart", &JsValue::from(w.sub_start as f64));
+        set(&o, "subEnd", &JsValue::from(w.sub_end as f64));
+        set(&o, "particles", &JsValue::from(tr.particles as f64));
+        set(&o, "ess", &Float64Array::from(tr.ess.as_slice()));
+        o.into()
+    }
+
     /// Step `n` iterations. Returns a plain object of typed arrays (transferable):
     /// `{n, d, firstIteration, nWarmup, draws (n×d row-major), acceptProb, divergent (Uint8),
     /// likEvals, gradEvals, nLeapfrog (Uint32), stepSize, energy, sign, extra (n×4)}`.

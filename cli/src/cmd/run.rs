@@ -202,6 +202,13 @@ pub fn run(a: &RunArgs) -> Result<(), CliError> {
     let extra_names: Vec<&'static str> = chain0.extra_names().into_iter().take(4).collect();
     let signed = chain0.signed();
     let exact = chain0.exact();
+    if !exact {
+        eprintln!(
+            "warning: sampler {} with these settings is not exact (its draws do not target the \
+             posterior exactly; run.json records \"exact\": false)",
+            a.sampler
+        );
+    }
 
     std::fs::create_dir_all(&a.out)
         .map_err(|e| CliError::input(format!("--out {}: {}", a.out.display(), io_msg(&e))))?;

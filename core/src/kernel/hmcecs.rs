@@ -132,6 +132,11 @@ pub struct HmcEcs {
     pub n_leapfrog: usize,
     /// Static L or NUTS.
     pub trajectory: Trajectory,
+    /// The naive scheme instead of energy conservation: a fresh u every iteration (no u-step),
+    /// the same fixed-u leapfrog trajectory, accepted with the full-data Hamiltonian. Exact for
+    /// π(θ) (u is independent of θ), but each iteration costs 2n likelihood evaluations and the
+    /// acceptance falls with the estimator's error (spec 000, Test 6).
+    pub full_energy: bool,
 }
 
 /// The fixed-u potential as a log density −Û(θ; u), so any kernel over a
@@ -237,7 +242,29 @@ impl HmcEcs {
             step_size,
             n_leapfrog,
             trajectory: Trajectory::Static,
+            full_energy: false,
         })
+    }
+
+    /// Accept with the full-data Hamiltonian and redraw u every iteration (the naive scheme;
+    /// perturbed estimator and static trajectories only).
+    pub fn with_full_energy(mut self) -> Result<Self, Error> {
+        if !matches!(self.estimator, EcsEstimator::Perturbed(_)) {
+            return Err(Error::setting(
+                "energy",
+                "full is only available for the perturbed estimator (hmc-ecs)",
+            ));
+        }
+        if let Trajectory::Nuts(_) = self.trajectory {
+            return Err(Error::setting("energy", "full needs trajectory=static"));
+        }
+        self.full_energy = true;
+        Ok(self)
+    }
+
+    /// Full-data potential −log p(θ) − Σᵢ ℓᵢ(θ) (the naive accept step; n evaluations).
+    fn full_potential(model: &dyn DataModel, theta: &[f64]) -> f64 {
+        -(model.log_prior(theta) + model.log_lik_all(theta))
     }
 
     /// Use NUTS (maximum tree depth in 1..=30) instead of a static trajectory for the θ-step.
@@ -589,7 +616,16 @@ impl Kernel<dyn DataModel> for HmcEcs {
         target: &dyn DataModel,
         st: &mut HmcEcsState,
     ) -> StepInfo {
-        let (u_acc, u_evals) = self.u_step(rng, target, st);
+        let (u_acc, u_evals) = if self.full_energy {
+            // Naive scheme: a fresh subsample, independent of θ, instead of the u-step.
+            st.u = self.draw_subsample(rng);
+            st.point = self.empty_point();
+            st.prop = self.empty_point();
+            let e = self.evaluate(target, &st.theta, &st.u, &mut st.point);
+            (f64::NAN, e)
+        } else {
+            self.u_step(rng, target, st)
+        };
         if let Trajectory::Nuts(depth) = self.trajectory {
             let mut info = self.nuts_step(rng, target, st, depth);
             let tree_depth = info.extra[0];
@@ -604,7 +640,8 @@ impl Kernel<dyn DataModel> for HmcEcs {
         // HMC for θ given u
         let d = st.theta.len();
         self.metric.sample_momentum(rng, &mut st.p);
-        let h0 = st.point.potential + self.metric.kinetic(&st.p);
+        let k0 = self.metric.kinetic(&st.p);
+        let mut h0 = st.point.potential + k0;
         st.theta_new.copy_from_slice(&st.theta);
         let (evals, finite) = self.leapfrog(
             target,
@@ -617,7 +654,14 @@ impl Kernel<dyn DataModel> for HmcEcs {
             self.n_leapfrog,
             &mut st.v,
         );
-        let h1 = st.prop.potential + self.metric.kinetic(&st.p);
+        let mut h1 = st.prop.potential + self.metric.kinetic(&st.p);
+        let mut full_evals = 0u64;
+        if self.full_energy && finite {
+            // The same trajectory, judged by the full-data Hamiltonian.
+            h0 = Self::full_potential(target, &st.theta) + k0;
+            h1 = Self::full_potential(target, &st.theta_new) + self.metric.kinetic(&st.p);
+            full_evals = 2 * target.n() as u64;
+        }
         let (a, divergent) = if finite && h1.is_finite() && h0.is_finite() {
             (accept_prob(h0 - h1), h1 - h0 > 1000.0)
         } else {
@@ -633,7 +677,7 @@ impl Kernel<dyn DataModel> for HmcEcs {
             accept_prob: a,
             accepted,
             divergent,
-            lik_evals: total,
+            lik_evals: total + full_evals,
             grad_evals: total,
             n_leapfrog: self.n_leapfrog as u32,
             step_size: self.step_size,

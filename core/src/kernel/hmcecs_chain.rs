@@ -207,6 +207,13 @@ const P_MAX_DEPTH: ParamSpec = ParamSpec {
     },
 };
 
+const P_ENERGY: ParamSpec = ParamSpec {
+    key: "energy",
+    description: "Hamiltonian of the accept step: estimated (energy conserving, the paper) or full \
+                  (the naive scheme: fresh u each iteration, full-data H; exact, 2n evaluations per iteration)",
+    kind: ParamKind::Choice(&["estimated", "full"]),
+};
+
 const P_M_SIGNED: ParamSpec = ParamSpec {
     key: "m",
     description: "block-Poisson mini-batch size",
@@ -238,6 +245,7 @@ pub const HMC_ECS_INFO: SamplerInfo = SamplerInfo {
         P_RECENTRE,
         P_SUBSET,
         P_WINDOWS,
+        P_ENERGY,
     ],
 };
 
@@ -306,6 +314,8 @@ pub struct EcsConfig {
     pub kappa: usize,
     /// NUTS with this maximum depth instead of a static trajectory.
     pub nuts_depth: Option<usize>,
+    /// The naive scheme: accept with the full-data Hamiltonian, fresh u each iteration.
+    pub full_energy: bool,
 }
 
 impl EcsConfig {
@@ -352,6 +362,11 @@ impl EcsConfig {
             "nuts" => Some(s.usize_in("max_depth", 10, 1, 30)?),
             _ => None,
         };
+        let full_energy =
+            !signed && s.choice("energy", "estimated", &["estimated", "full"])? == "full";
+        if full_energy && nuts_depth.is_some() {
+            return Err(Error::setting("energy", "full needs trajectory=static"));
+        }
         if let (Some(l), true) = (lambda, signed) {
             if kappa > l {
                 return Err(Error::setting("kappa", "must not exceed lambda"));
@@ -383,6 +398,7 @@ impl EcsConfig {
             a,
             kappa,
             nuts_depth,
+            full_energy,
         })
     }
 }
@@ -601,6 +617,9 @@ impl EcsChain {
             .n_leapfrog
             .unwrap_or_else(|| Self::auto_l(cfg.traj_len, eps0));
         let mut kernel = HmcEcs::new(cv, EcsEstimator::Perturbed(est), metric, eps0, l0)?;
+        if cfg.full_energy {
+            kernel = kernel.with_full_energy()?;
+        }
         if let Some(depth) = cfg.nuts_depth {
             kernel = kernel.with_nuts(depth)?;
         }
@@ -885,7 +904,7 @@ impl Chain for EcsChain {
         self.cfg.signed
     }
     fn exact(&self) -> bool {
-        self.cfg.signed
+        self.cfg.signed || self.cfg.full_energy
     }
     fn step(&mut self, rng: &mut ChainRng) -> StepInfo {
         let mut info = self.kernel.step(rng, &*self.model, &mut self.state);

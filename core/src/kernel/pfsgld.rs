@@ -182,7 +182,7 @@ pub const PF_SGLD_INFO: SamplerInfo = SamplerInfo {
 #[derive(Debug, Clone)]
 pub enum WindowGradient {
     /// A particle filter on the window.
-    Particle(BufferedGradient),
+    Particle(Box<BufferedGradient>),
     /// The exact RTS smoother on the window (`lgssm` only).
     Kalman(BufferConfig),
 }
@@ -198,7 +198,8 @@ pub struct PfSgldOptions {
     pub filter: Option<PfConfig>,
 }
 
-/// The filter's view of the last window, for plots: where it was and the ESS path over it.
+/// The filter's view of the last window, for plots: where it was and the ESS path over it
+/// (`pmmh`: the whole series, S = S* = 1..T).
 #[derive(Debug, Clone, PartialEq)]
 pub struct WindowTrace {
     /// The window (0-based half-open ranges into y).
@@ -262,7 +263,7 @@ impl PfSgldChain {
         }
         let window = BufferConfig::new(opts.window.subseq_len, opts.window.buffer)?;
         let gradient = match opts.filter {
-            Some(f) => WindowGradient::Particle(BufferedGradient::new(window, f)?),
+            Some(f) => WindowGradient::Particle(Box::new(BufferedGradient::new(window, f)?)),
             None => {
                 if model.lgssm().is_none() {
                     return Err(Error::setting(
@@ -298,7 +299,7 @@ impl PfSgldChain {
     }
 
     /// The last window and the filter's ESS over it (`None` before the first step).
-    pub fn window_trace(&self) -> Option<WindowTrace> {
+    pub fn trace(&self) -> Option<WindowTrace> {
         let window = self.last_window?;
         Some(match &self.gradient {
             WindowGradient::Particle(g) => WindowTrace {
@@ -401,6 +402,9 @@ impl Chain for PfSgldChain {
     }
     fn resolved(&self) -> Vec<(&'static str, f64)> {
         vec![("step_size", self.schedule.initial())]
+    }
+    fn window_trace(&self) -> Option<WindowTrace> {
+        self.trace()
     }
 }
 

@@ -36,6 +36,7 @@ use crate::math;
 use crate::model::SeriesModel;
 use crate::registry::{ChainConfig, ParamKind, ParamSpec, SamplerInfo};
 use crate::rng::{uniform, ChainRng};
+use crate::ssm::buffered::Window;
 use crate::ssm::kalman;
 use crate::ssm::pf::{ParticleFilter, PfConfig};
 use alloc::boxed::Box;
@@ -44,8 +45,8 @@ use alloc::vec;
 use alloc::vec::Vec;
 
 use super::pfsgld::{
-    filter_settings, p_ess_threshold, p_particles, series_of, start_point, P_INIT, P_PROPOSAL,
-    P_RESAMPLING,
+    filter_settings, p_ess_threshold, p_particles, series_of, start_point, WindowTrace, P_INIT,
+    P_PROPOSAL, P_RESAMPLING,
 };
 
 /// Registry entry of `pmmh`.
@@ -91,7 +92,7 @@ pub const PMMH_INFO: SamplerInfo = SamplerInfo {
 #[derive(Debug, Clone)]
 pub enum Likelihood {
     /// Particle filter estimate.
-    Particle(ParticleFilter),
+    Particle(Box<ParticleFilter>),
     /// Exact Kalman filter (`lgssm`).
     Kalman,
 }
@@ -138,7 +139,7 @@ impl PmmhChain {
             });
         }
         let lik = match filter {
-            Some(f) => Likelihood::Particle(ParticleFilter::new(f)?),
+            Some(f) => Likelihood::Particle(Box::new(ParticleFilter::new(f)?)),
             None => {
                 if model.lgssm().is_none() {
                     return Err(Error::setting(
@@ -153,7 +154,7 @@ impl PmmhChain {
             }
         };
         let adapt = step_size.is_nan();
-        if !adapt && !(step_size > 0.0 && step_size.is_finite()) {
+        if !adapt && (step_size <= 0.0 || !step_size.is_finite()) {
             return Err(Error::setting("step_size", "must be a finite number > 0"));
         }
         let target = if target_accept.is_nan() {
@@ -351,6 +352,19 @@ impl Chain for PmmhChain {
             ("step_size", math::exp(self.log_eps)),
             ("target_accept", self.target),
         ]
+    }
+    fn window_trace(&self) -> Option<WindowTrace> {
+        let t = self.model.y().len();
+        Some(WindowTrace {
+            window: Window {
+                start: 0,
+                end: t,
+                sub_start: 0,
+                sub_end: t,
+            },
+            ess: self.last_ess.clone(),
+            particles: self.particles(),
+        })
     }
 }
 

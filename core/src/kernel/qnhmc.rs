@@ -17,7 +17,9 @@
 //! BFGS (paper Eq. 1), s = θ₊ − θ, y = ∇U(θ₊) − ∇U(θ), ρ = 1/(yᵀs), u = B y:
 //!   B⁺ = (I − ρ s yᵀ) B (I − ρ y sᵀ) + ρ s sᵀ = B − ρ (s uᵀ + u sᵀ) + (ρ² yᵀu + ρ) s sᵀ.
 //! A pair is used only if yᵀs > δ ‖s‖ ‖y‖ (curvature safeguard; the paper has none, and without
-//! it B loses positive definiteness on non-convex U). Initial scaling: B₀ = γ I with
+//! it B loses positive definiteness on non-convex U); a pair whose ρ or updated B is not finite
+//! is skipped too. Optional containment (`min_eig`, `max_eig`, dense only): the eigenvalues of B
+//! are clipped to [λ_lo, λ_hi] after every update (spec 001 §6.1 fix b). Initial scaling: B₀ = γ I with
 //! γ = sᵀy / yᵀy of the first accepted pair (Nocedal–Wright), or γ = 1 (the paper's B₀ = I).
 //! L-BFGS keeps the newest m pairs and applies B by the two-loop recursion, B₀ = γ I with γ from
 //! the newest pair (scaled) or fixed.
@@ -33,7 +35,7 @@
 //! Step size: fixed, or (auto) dual averaging during warm-up, with the doubling heuristic rerun
 //! and the averaging restarted after the first BFGS update, at the end of each of Stan's slow
 //! windows, and when B freezes (B adapts until warm-up − terminal buffer: 50 iterations, or
-//! 10% of a warm-up shorter than 150; all of a warm-up shorter than 20; never without warm-up).
+//! 10% of a warm-up shorter than 150, rounded up below 20; never without warm-up).
 //! The mass control's metric M⁻¹ = C is rebuilt at those same checkpoints (and after every
 //! update with `continuous`).
 //!
@@ -67,6 +69,9 @@ pub const DEFAULT_MEMORY: usize = 7;
 pub const AUTO_DENSE_MAX_D: usize = 200;
 /// Largest d for `precondition=mass` (it needs a Cholesky factor of the d × d matrix).
 pub const MASS_MAX_D: usize = 2000;
+/// Largest d for dense storage (`store=dense`, [`InverseHessian::from_dense`]): a d × d matrix
+/// of f64 is 8d² bytes (200 MB at d = 5000); above it use `store=lbfgs`.
+pub const DENSE_MAX_D: usize = 5000;
 
 /// How the inverse-Hessian estimate is stored.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -137,6 +142,53 @@ pub struct InverseHessian {
     repr: Repr,
     updates: usize,
     skipped: usize,
+    clamp: Option<(f64, f64)>,
+    clamped: usize,
+}
+
+/// d², or an `InvalidSetting` on `store` when d > [`DENSE_MAX_D`].
+fn dense_len(d: usize) -> Result<usize, Error> {
+    match d.checked_mul(d) {
+        Some(n) if d <= DENSE_MAX_D => Ok(n),
+        _ => Err(Error::setting(
+            "store",
+            alloc::format!("dense storage needs d ≤ {DENSE_MAX_D} (d = {d}); use store=lbfgs"),
+        )),
+    }
+}
+
+/// δ must be finite and in [0, 1) (at δ ≥ 1 no pair can pass: |yᵀs| ≤ ‖s‖‖y‖).
+fn check_curvature_tol(tol: f64) -> Result<(), Error> {
+    if tol.is_finite() && (0.0..1.0).contains(&tol) {
+        Ok(())
+    } else {
+        Err(Error::setting(
+            "curvature_tol",
+            alloc::format!("{tol} is outside [0, 1)"),
+        ))
+    }
+}
+
+/// B with its eigenvalues clipped to [lo, hi] (`None` if they all lie inside already).
+///
+/// # Formula
+/// B = V diag(λ) Vᵀ  →  V diag(min(max(λᵢ, lo), hi)) Vᵀ.
+fn clamp_eigenvalues(b: &[f64], d: usize, lo: f64, hi: f64) -> Result<Option<Vec<f64>>, Error> {
+    let e = crate::linalg::symmetric_eigen(b, d)?;
+    if e.values.iter().all(|&l| l >= lo && l <= hi) {
+        return Ok(None);
+    }
+    let lam: Vec<f64> = e.values.iter().map(|&l| l.max(lo).min(hi)).collect();
+    let v = &e.vectors;
+    let mut out = vec![0.0; d * d];
+    for i in 0..d {
+        for j in i..d {
+            let x: f64 = (0..d).map(|k| v[i * d + k] * lam[k] * v[j * d + k]).sum();
+            out[i * d + j] = x;
+            out[j * d + i] = x;
+        }
+    }
+    Ok(Some(out))
 }
 
 impl InverseHessian {
@@ -146,12 +198,7 @@ impl InverseHessian {
         if d == 0 {
             return Err(Error::data("the model has no parameters"));
         }
-        if !(tol.is_finite() && tol >= 0.0) {
-            return Err(Error::setting(
-                "curvature_tol",
-                "must be a finite number ≥ 0",
-            ));
-        }
+        check_curvature_tol(tol)?;
         let gamma = match init {
             InitScale::Fixed(g) => {
                 if !(g.is_finite() && g > 0.0) {
@@ -163,7 +210,7 @@ impl InverseHessian {
         };
         let repr = match store {
             Store::Dense => {
-                let mut b = vec![0.0; d * d];
+                let mut b = vec![0.0; dense_len(d)?];
                 for i in 0..d {
                     b[i * d + i] = gamma;
                 }
@@ -189,23 +236,64 @@ impl InverseHessian {
             repr,
             updates: 0,
             skipped: 0,
+            clamp: None,
+            clamped: 0,
         })
+    }
+
+    /// Containment (spec 001 §6.1 fix b): after every dense update, clip the eigenvalues of B
+    /// to [`lo`, `hi`] (0 < lo ≤ hi, hi may be ∞; one O(d³) eigendecomposition per update).
+    /// Dense storage only; B₀ is clipped too.
+    pub fn with_clamp(mut self, lo: f64, hi: f64) -> Result<Self, Error> {
+        if !(lo.is_finite() && lo > 0.0 && hi >= lo) {
+            return Err(Error::setting(
+                "min_eig",
+                alloc::format!("need 0 < min_eig ≤ max_eig (got {lo}, {hi})"),
+            ));
+        }
+        let d = self.d;
+        match &mut self.repr {
+            Repr::Dense(b) => {
+                if let Some(cb) = clamp_eigenvalues(b, d, lo, hi)? {
+                    *b = cb;
+                }
+            }
+            Repr::Lbfgs { .. } => {
+                return Err(Error::setting(
+                    "min_eig",
+                    "eigenvalue clamps need dense storage (store=dense)",
+                ))
+            }
+        }
+        self.clamp = Some((lo, hi));
+        Ok(self)
+    }
+
+    /// Updates whose result had an eigenvalue clipped by [`with_clamp`](Self::with_clamp).
+    pub fn clamped(&self) -> usize {
+        self.clamped
     }
 
     /// A fixed dense matrix `b` (row-major d × d, symmetric positive definite); later pairs
     /// update it by dense BFGS without rescaling.
+    /// Errors: d > [`DENSE_MAX_D`] (`store`), a wrong length (`Dimension`), an asymmetric
+    /// matrix (`inverse_hessian` setting), a matrix that is not positive definite.
     pub fn from_dense(b: Vec<f64>, d: usize, tol: f64) -> Result<Self, Error> {
-        if b.len() != d * d {
+        let len = dense_len(d)?;
+        if b.len() != len {
             return Err(Error::Dimension {
                 what: "inverse Hessian",
-                expected: d * d,
+                expected: len,
                 got: b.len(),
             });
         }
         for i in 0..d {
             for j in 0..i {
                 if b[i * d + j] != b[j * d + i] {
-                    return Err(Error::NotPositiveDefinite);
+                    return Err(Error::setting(
+                        "inverse_hessian",
+                        alloc::format!("not symmetric: entry ({i}, {j}) ≠ entry ({j}, {i})"),
+                    ));
                 }
             }
         }
@@ -322,29 +410,55 @@ impl InverseHessian {
             return false;
         }
         let rho = 1.0 / sy;
+        let gamma_new = sy / yy;
+        if !(rho.is_finite() && gamma_new.is_finite() && gamma_new > 0.0) {
+            self.skipped += 1;
+            return false;
+        }
         let first = self.updates == 0;
         let scaled = matches!(self.init, InitScale::Scaled);
+        let clamp = self.clamp;
         match &mut self.repr {
             Repr::Dense(b) => {
-                if first && scaled {
-                    let g = sy / yy;
+                // The candidate is built aside and committed only if every entry is finite.
+                let mut nb = if first && scaled {
+                    let mut g = vec![0.0; d * d];
                     for i in 0..d {
-                        for j in 0..d {
-                            b[i * d + j] = if i == j { g } else { 0.0 };
-                        }
+                        g[i * d + i] = gamma_new;
                     }
-                }
+                    g
+                } else {
+                    b.clone()
+                };
                 let mut u = vec![0.0; d];
-                crate::linalg::matvec(b, d, y, &mut u);
+                crate::linalg::matvec(&nb, d, y, &mut u);
                 let yu = dot(y, &u);
                 let c = rho * rho * yu + rho;
                 for i in 0..d {
                     for j in i..d {
-                        let v = b[i * d + j] - rho * (s[i] * u[j] + u[i] * s[j]) + c * s[i] * s[j];
-                        b[i * d + j] = v;
-                        b[j * d + i] = v;
+                        let v = nb[i * d + j] - rho * (s[i] * u[j] + u[i] * s[j]) + c * s[i] * s[j];
+                        nb[i * d + j] = v;
+                        nb[j * d + i] = v;
                     }
                 }
+                if !(c.is_finite() && nb.iter().all(|v| v.is_finite())) {
+                    self.skipped += 1;
+                    return false;
+                }
+                if let Some((lo, hi)) = clamp {
+                    match clamp_eigenvalues(&nb, d, lo, hi) {
+                        Ok(Some(cb)) => {
+                            nb = cb;
+                            self.clamped += 1;
+                        }
+                        Ok(None) => {}
+                        Err(_) => {
+                            self.skipped += 1;
+                            return false;
+                        }
+                    }
+                }
+                *b = nb;
             }
             Repr::Lbfgs {
                 m,
@@ -362,7 +476,7 @@ impl InverseHessian {
                 ys.push_back(y.to_vec());
                 rs.push_back(rho);
                 if scaled {
-                    *gamma = sy / yy;
+                    *gamma = gamma_new;
                 }
             }
         }
@@ -376,6 +490,8 @@ impl InverseHessian {
 /// C, `steps` gradient calls). Returns the steps done: it stops early (divergent) when log π or
 /// its gradient is not finite or U(θ) exceeds `h0` + [`MAX_ENERGY_ERROR`]. `record` receives, for
 /// each step done, s = θ₊ − θ then y = ∇U(θ₊) − ∇U(θ) (2d numbers per step).
+/// If the dimensions of `c`, `momentum`, `z.p`, `z.grad` and `z.q` disagree nothing is done and
+/// `(0, true)` (divergent) is returned.
 #[allow(clippy::too_many_arguments)]
 pub fn qn_integrate<T: LogDensity + ?Sized>(
     target: &T,
@@ -388,6 +504,9 @@ pub fn qn_integrate<T: LogDensity + ?Sized>(
     mut record: Option<&mut Vec<f64>>,
 ) -> (usize, bool) {
     let d = z.q.len();
+    if c.dim() != d || momentum.dim() != d || z.p.len() != d || z.grad.len() != d {
+        return (0, true);
+    }
     let mut v = vec![0.0; d];
     let mut cv = vec![0.0; d];
     let mut old_q = vec![0.0; d];
@@ -452,6 +571,7 @@ pub struct Qnhmc {
     pairs: PairSource,
     mass: Metric,
     mass_stale: bool,
+    mass_failures: usize,
 }
 
 impl Qnhmc {
@@ -497,8 +617,9 @@ impl Qnhmc {
             pairs,
             mass: Metric::Identity(d),
             mass_stale: true,
+            mass_failures: 0,
         };
-        k.refresh_mass();
+        k.refresh_mass()?;
         Ok(k)
     }
 
@@ -534,16 +655,34 @@ impl Qnhmc {
         used
     }
 
-    /// Mass scheme: rebuild the metric M⁻¹ = C if C changed since the last rebuild (kept
-    /// unchanged if C is not numerically SPD). No-op in the QN scheme.
-    pub fn refresh_mass(&mut self) {
+    /// Mass scheme: rebuild the metric M⁻¹ = C if C changed since the last rebuild. If C is
+    /// not numerically SPD (its Cholesky factor fails) the previous metric stays in force, the
+    /// failure is counted ([`mass_failures`](Self::mass_failures)) and the error returned.
+    /// No-op in the QN scheme.
+    pub fn refresh_mass(&mut self) -> Result<(), Error> {
         if self.scheme == Scheme::Mass && self.mass_stale {
             let d = self.precond.dim();
-            if let Ok(m) = Metric::dense(self.precond.to_dense(), d) {
-                self.mass = m;
-            }
             self.mass_stale = false;
+            match Metric::dense(self.precond.to_dense(), d) {
+                Ok(m) => self.mass = m,
+                Err(e) => {
+                    self.mass_failures += 1;
+                    return Err(e);
+                }
+            }
         }
+        Ok(())
+    }
+
+    /// Mass scheme: how many rebuilds of M⁻¹ = C failed (the old metric was kept).
+    pub fn mass_failures(&self) -> usize {
+        self.mass_failures
+    }
+
+    /// The metric of the kinetic energy ½ pᵀ M⁻¹ p in force: the momentum metric M⁻¹ (QN
+    /// scheme) or the last successfully rebuilt C (mass scheme).
+    pub fn kinetic(&self) -> &Metric {
+        self.kinetic_metric()
     }
 
     /// The metric of the kinetic energy: M⁻¹ (QN scheme) or C (mass scheme).
@@ -673,11 +812,14 @@ impl Tunable for Qnhmc {
     fn set_step_size(&mut self, eps: f64) {
         self.step_size = eps;
     }
+    /// The kinetic-energy metric in force (mass scheme: M⁻¹ = C).
     fn metric(&self) -> &Metric {
-        &self.momentum
+        self.kinetic_metric()
     }
+    /// Sets the momentum metric M⁻¹ of the QN scheme (the mass scheme's metric is C and is
+    /// only rebuilt from it: ignored there).
     fn set_metric(&mut self, metric: Metric) {
-        if metric.dim() == self.precond.dim() {
+        if metric.dim() == self.precond.dim() && self.scheme == Scheme::QuasiNewton {
             self.momentum = metric;
         }
     }
@@ -733,8 +875,10 @@ pub struct QnhmcOptions {
     pub adapt: Adapt,
     /// How B enters the dynamics.
     pub scheme: Scheme,
-    /// Curvature tolerance δ.
+    /// Curvature tolerance δ ∈ [0, 1).
     pub curvature_tol: f64,
+    /// Eigenvalue clamps [λ_lo, λ_hi] applied after every dense update (None: off).
+    pub clamp: Option<(f64, f64)>,
 }
 
 impl Default for QnhmcOptions {
@@ -750,6 +894,7 @@ impl Default for QnhmcOptions {
             adapt: Adapt::Freeze,
             scheme: Scheme::QuasiNewton,
             curvature_tol: DEFAULT_CURVATURE_TOL,
+            clamp: None,
         }
     }
 }
@@ -829,8 +974,10 @@ impl<T: LogDensity> QnhmcChain<T> {
             None
         };
         let windows = WindowSchedule::new(warmup);
+        // Short warm-ups keep a terminal buffer of ⌈warm-up/10⌉ iterations too, so the step size
+        // is retuned for the frozen C (only a warm-up of 1 has no adaptation of B).
         let term = if warmup < 20 {
-            0
+            warmup.div_ceil(10)
         } else if 75 + 25 + 50 > warmup {
             (0.1 * warmup as f64) as usize
         } else {
@@ -862,7 +1009,10 @@ impl<T: LogDensity> QnhmcChain<T> {
         rng: &mut ChainRng,
     ) -> Result<Self, Error> {
         let d = target.dim();
-        let precond = InverseHessian::new(d, opts.store, opts.init, opts.curvature_tol)?;
+        let mut precond = InverseHessian::new(d, opts.store, opts.init, opts.curvature_tol)?;
+        if let Some((lo, hi)) = opts.clamp {
+            precond = precond.with_clamp(lo, hi)?;
+        }
         Self::with_precond(target, position, names, opts, precond, warmup, rng)
     }
 
@@ -914,7 +1064,12 @@ impl<T: LogDensity + Send> Chain for QnhmcChain<T> {
         self.names.clone()
     }
     fn extra_names(&self) -> Vec<&'static str> {
-        vec!["bfgs_updates", "bfgs_skipped", "precond_scale"]
+        vec![
+            "bfgs_updates",
+            "bfgs_skipped",
+            "precond_scale",
+            "mass_refresh_failures",
+        ]
     }
     fn exact(&self) -> bool {
         self.opts.adapt != Adapt::Continuous
@@ -937,7 +1092,8 @@ impl<T: LogDensity + Send> Chain for QnhmcChain<T> {
             let freezing = self.opts.adapt == Adapt::Freeze && t + 1 == self.freeze_at;
             let checkpoint = first_update || window_end || freezing;
             if checkpoint {
-                self.kernel.refresh_mass();
+                // A failure keeps the previous metric; it is counted and reported as an extra.
+                let _ = self.kernel.refresh_mass();
             }
             // A restart on the last warm-up iteration would leave no averaged step size.
             if checkpoint && t + 1 < self.warmup {
@@ -956,11 +1112,16 @@ impl<T: LogDensity + Send> Chain for QnhmcChain<T> {
             }
         }
         if self.opts.adapt == Adapt::Continuous {
-            self.kernel.refresh_mass();
+            let _ = self.kernel.refresh_mass();
         }
         self.iteration += 1;
         let p = &self.kernel.precond;
-        info.extra = [p.updates() as f64, p.skipped() as f64, p.scale(), f64::NAN];
+        info.extra = [
+            p.updates() as f64,
+            p.skipped() as f64,
+            p.scale(),
+            self.kernel.mass_failures as f64,
+        ];
         info
     }
     fn position(&self) -> &[f64] {
@@ -1067,10 +1228,24 @@ pub const QNHMC_INFO: SamplerInfo = SamplerInfo {
         },
         real(
             "curvature_tol",
-            "skip a BFGS pair unless yᵀs > δ‖s‖‖y‖ (keeps C positive definite)",
+            "δ ∈ [0, 1): skip a BFGS pair unless yᵀs > δ‖s‖‖y‖ (keeps C positive definite)",
             DEFAULT_CURVATURE_TOL,
             0.0,
             1.0,
+        ),
+        real(
+            "min_eig",
+            "containment: clip the eigenvalues of the dense B to [min_eig, max_eig] after every              update (both 0: off; O(d³) per update)",
+            0.0,
+            0.0,
+            f64::INFINITY,
+        ),
+        real(
+            "max_eig",
+            "upper eigenvalue clamp of the dense B (0: none; see min_eig)",
+            0.0,
+            0.0,
+            f64::INFINITY,
         ),
         ParamSpec {
             key: "init",
@@ -1124,11 +1299,15 @@ pub fn options_from_settings(
             }
         }
     };
-    if s.contains("memory") && store == Store::Dense {
+    // With store=auto a memory setting applies when d > AUTO_DENSE_MAX_D picks L-BFGS.
+    if s.contains("memory") && store_name == "dense" {
         return Err(Error::setting(
             "memory",
             "has no effect with dense storage (set store=lbfgs)",
         ));
+    }
+    if store == Store::Dense {
+        dense_len(d)?;
     }
     let pairs = match s.choice("pairs", "sample", &["sample", "trajectory"])? {
         "trajectory" => PairSource::Trajectory,
@@ -1138,7 +1317,31 @@ pub fn options_from_settings(
         "identity" => InitScale::Fixed(1.0),
         _ => InitScale::Scaled,
     };
-    let curvature_tol = s.f64_in("curvature_tol", DEFAULT_CURVATURE_TOL, 0.0, 1.0)?;
+    let curvature_tol = s.f64_or("curvature_tol", DEFAULT_CURVATURE_TOL)?;
+    check_curvature_tol(curvature_tol)?;
+    let min_eig = s.f64_or("min_eig", 0.0)?;
+    // max_eig = 0: no upper clamp (the registry default must be finite for JSON).
+    let max_eig = match s.f64_or("max_eig", 0.0)? {
+        0.0 => f64::INFINITY,
+        v => v,
+    };
+    let clamp = if min_eig == 0.0 && max_eig == f64::INFINITY {
+        None
+    } else {
+        if store != Store::Dense {
+            return Err(Error::setting(
+                "min_eig",
+                "eigenvalue clamps need dense storage (store=dense, or store=auto with d ≤ 200)",
+            ));
+        }
+        if !(min_eig.is_finite() && min_eig > 0.0 && max_eig >= min_eig) {
+            return Err(Error::setting(
+                "min_eig",
+                alloc::format!("need 0 < min_eig ≤ max_eig (got {min_eig}, {max_eig})"),
+            ));
+        }
+        Some((min_eig, max_eig))
+    };
     Ok(QnhmcOptions {
         step_size,
         target_accept,
@@ -1150,6 +1353,7 @@ pub fn options_from_settings(
         adapt,
         scheme,
         curvature_tol,
+        clamp,
     })
 }
 

@@ -15,6 +15,12 @@
 //! pair), so BFGS curvature pairs can fail there.
 //! The Wishart hyperpriors of BPMF are not sampled: β, λ_u, λ_v are settings.
 //!
+//! Simulated data (`tallmc simulate pmf`, [`crate::simulate`]): the true factors are drawn with
+//! variance k^{−1/2} per entry (so sd(uᵢᵀvⱼ) = 1 whatever the rank), not from this model's
+//! default prior (variance 1/λ = 1, under which sd(uᵢᵀvⱼ) = √k). The default prior is therefore
+//! wider than the simulator's law (a weakly informative prior, as in the paper); to make the
+//! simulated truth a draw from the prior set `prior_precision` = √k.
+//!
 //! ## References
 //! R. Salakhutdinov, A. Mnih (2008), *Bayesian probabilistic matrix factorization using Markov
 //! chain Monte Carlo*, ICML. T. Fu, L. Luo, Z. Zhang (2016), *Quasi-Newton Hamiltonian Monte

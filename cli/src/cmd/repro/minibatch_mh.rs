@@ -159,10 +159,15 @@ fn run_lr<T: MinibatchTest>(
 
 fn logistic(a: &ReproArgs, md: &mut String, csv: &mut String) -> Result<(), CliError> {
     use tallmc_core::model::{Glm, Logistic, Prior};
-    let n = 13_000;
+    // The hidden --n / --draws (tests) also size this experiment.
+    let n = a.n.unwrap_or(13_000).min(13_000);
     // --quick: fewer iterations, and fewer still for the two methods that scan all data every
     // iteration (the early iterations are the transient from θ₀, with larger batches).
-    let (iters, scan_iters) = if a.quick { (1000, 200) } else { (5000, 5000) };
+    let (iters, scan_iters) = match a.draws {
+        Some(d) => (d, d),
+        None if a.quick => (1000, 200),
+        None => (5000, 5000),
+    };
     let (k, step, m) = (100.0, 0.05, 100);
     let seed = 5005;
     eprintln!("simulating the synthetic 1-vs-7 images: {n} train + 2163 test");
@@ -181,7 +186,7 @@ fn logistic(a: &ReproArgs, md: &mut String, csv: &mut String) -> Result<(), CliE
          Test accuracy is that of the final sample.\n"
     );
     md.push_str("| method | iterations | avg final batch size | lik evals / iter | accept | test accuracy | seconds | paper Table 2 (MNIST-13k) |\n|---|---|---|---|---|---|---|---|\n");
-    let mut rows: Vec<(&str, LrRun, f64)> = Vec::new();
+    let mut rows: Vec<(&str, &str, LrRun, f64)> = Vec::new();
     eprintln!("MHminibatch: {iters} iterations");
     let r = run_lr(
         MinibatchMh::new(step, k, m, Correction::sigma_1()).map_err(internal)?,
@@ -190,7 +195,7 @@ fn logistic(a: &ReproArgs, md: &mut String, csv: &mut String) -> Result<(), CliE
         iters,
         seed,
     )?;
-    rows.push(("MHminibatch", r, 125.4));
+    rows.push(("MHminibatch", "mh-minibatch", r, 125.4));
     eprintln!("AustereMH(nc): {scan_iters} iterations");
     let r = run_lr(
         AustereMh::non_conservative(step, k, n, 0.05).map_err(internal)?,
@@ -199,7 +204,7 @@ fn logistic(a: &ReproArgs, md: &mut String, csv: &mut String) -> Result<(), CliE
         scan_iters,
         seed,
     )?;
-    rows.push(("AustereMH(nc)", r, 973.8));
+    rows.push(("AustereMH(nc)", "austere-mh", r, 973.8));
     let c = AustereMh::conservative(step, k, n, 0.1).map_err(internal)?;
     let design = (c.batch_step, c.epsilon);
     eprintln!(
@@ -207,7 +212,7 @@ fn logistic(a: &ReproArgs, md: &mut String, csv: &mut String) -> Result<(), CliE
         design.0, design.1
     );
     let r = run_lr(c, &model, &test, iters, seed)?;
-    rows.push(("AustereMH(c)", r, 1924.3));
+    rows.push(("AustereMH(c)", "austere-mh", r, 1924.3));
     eprintln!("MHSubLhd: {scan_iters} iterations");
     let r = run_lr(
         MhSubLhd::new(step, k, m, 2.0, 0.01, 2.0).map_err(internal)?,
@@ -216,8 +221,8 @@ fn logistic(a: &ReproArgs, md: &mut String, csv: &mut String) -> Result<(), CliE
         scan_iters,
         seed,
     )?;
-    rows.push(("MHSubLhd", r, 10783.4));
-    for (label, r, paper) in &rows {
+    rows.push(("MHSubLhd", "mh-sublhd", r, 10783.4));
+    for (label, sampler, r, paper) in &rows {
         let _ = writeln!(
             md,
             "| {label} | {} | {} | {} | {} | {} | {} | {} |",
@@ -231,7 +236,7 @@ fn logistic(a: &ReproArgs, md: &mut String, csv: &mut String) -> Result<(), CliE
         );
         let _ = writeln!(
             csv,
-            "logistic-1v7,{label},,{n},{k},{},{},{},{},{},{},{paper},{}",
+            "logistic-1v7,{label},{sampler},{n},{k},{},{},{},{},{},{},{paper},{}",
             r.iters,
             r.avg_batch,
             r.avg_batch / n as f64,
@@ -241,7 +246,7 @@ fn logistic(a: &ReproArgs, md: &mut String, csv: &mut String) -> Result<(), CliE
             r.seconds
         );
     }
-    let b0 = rows[0].1.avg_batch;
+    let b0 = rows[0].2.avg_batch;
     let _ = writeln!(
         md,
         "\nAustereMH(c)'s searched design: m = {}, ε = {} (Table 5: m = 450, ε = 0.01). \
@@ -249,9 +254,9 @@ fn logistic(a: &ReproArgs, md: &mut String, csv: &mut String) -> Result<(), CliE
          Paper Table 2, MNIST-13k (10 trials × 5000): MHminibatch 125.4 ± 9.2, AustereMH(nc) 973.8 ± 49.8, AustereMH(c) 1924.3 ± 52.4, MHSubLhd 10783.4 ± 78.9.",
         design.0,
         design.1,
-        rows[1].1.avg_batch / b0,
-        rows[2].1.avg_batch / b0,
-        rows[3].1.avg_batch / b0
+        rows[1].2.avg_batch / b0,
+        rows[2].2.avg_batch / b0,
+        rows[3].2.avg_batch / b0
     );
     Ok(())
 }

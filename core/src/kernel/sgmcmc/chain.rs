@@ -16,13 +16,29 @@
 //! 1/α steps. The momentum starts at u ~ N(0, ηI).
 //!
 //! Step-size schedules: constant h_t = h₀, or decreasing h_t = h₀(1 + t/b)^(−γ), which is
-//! the usual a(b + t)^(−γ) with a = h₀b^γ (t counts iterations from 0, warm-up included;
-//! Teh et al. 2016 recommend γ = 1/3; Σh_t = ∞ needs γ ≤ 1).
+//! the usual a(b + t)^(−γ) with a = h₀b^γ (t counts iterations from 0, warm-up included).
+//! Σh_t = ∞ needs γ ≤ 1; Σh_t² < ∞, the other condition of Welling & Teh (2011) for
+//! consistency of the un-weighted average, needs γ > ½ (they use γ ∈ (½, 1]). The default
+//! γ = 0.33 follows Teh, Thiery & Vollmer (2016), whose step-size-weighted averages converge
+//! for γ ∈ (0, 1) with the best MSE rate T^(−2/3) at γ = 1/3; with γ ≤ ½ the plain average
+//! of the draws still carries the O(h_t) discretisation bias of the late steps.
+//!
+//! Decreasing steps with SGHMC/SGNHT: η_t = h_t/2 enters the update directly and the
+//! momentum u is NOT rescaled when η changes. u ~ N(0, η I) is the invariant law of the
+//! momentum for the current η (u = εp with η = ε²), so after a change of η the old u is
+//! slightly off scale (by √(η_{t}/η_{t+1}) = 1 + O(γ/(b + t)) per step); the invariant law of
+//! the dynamics at each fixed η is unchanged, and the mismatch is a transient that the
+//! friction α (or the thermostat) damps within about 1/α steps — small because η changes
+//! slowly. The SGNHT thermostat targets uᵀu/d = η_t, so it follows the schedule.
 //!
 //! Adaptive batch size (ASGLD-CV-PS, thesis Algorithm 5 with the calibration of §4.5.3):
 //! n_t = min(N, max(1, ⌈n₀·‖θ_t − θ̂‖²/q⌉)), where q is the largest, over pilot chains of
 //! fixed-batch SGLD-CV(-PS) with batch n₀ started at θ̂, of the 95th percentile of
-//! ‖θ − θ̂‖² (second half of each pilot). This is the thesis's rule n_t > ‖θ − θ̂‖²·ΣLᵢ²/pᵢ/V₀
+//! ‖θ − θ̂‖² (second half of each pilot). The thesis uses 10 pilots (the default
+//! `pilot_chains`); the pilot length (`pilot_iters` = 0, automatic, see
+//! [`super::auto_pilot_iters`]) is 40 relaxation times τ = 2/(hλ_min(A)) of the slowest
+//! direction, clamped to [1000, 50 000], so ill-conditioned posteriors get long enough pilots
+//! for their slow directions to be dispersed. This is the thesis's rule n_t > ‖θ − θ̂‖²·ΣLᵢ²/pᵢ/V₀
 //! with V₀ = (1/n₀)·q·ΣLᵢ²/pᵢ: the constant ΣLᵢ²/pᵢ cancels, so no Lipschitz constants are
 //! needed to run it; when the model has them (GLMs with bounded f″) V₀ is reported.
 
@@ -114,9 +130,10 @@ pub enum Dynamics {
 /// Adaptive batch sizes n_t ∝ ‖θ_t − θ̂‖² (needs a control-variate estimator).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct AdaptiveBatch {
-    /// Pilot chains for the calibration.
+    /// Pilot chains for the calibration (thesis: 10).
     pub pilot_chains: usize,
-    /// Iterations per pilot chain.
+    /// Iterations per pilot chain (≥ 2; 0 = automatic, resolved by
+    /// [`super::build_sg_chain`] with [`super::auto_pilot_iters`]).
     pub pilot_iters: usize,
 }
 
@@ -138,6 +155,7 @@ pub struct SgChain {
     setup: Cost,
     /// (n₀, q) of the adaptive batch rule.
     adaptive: Option<(usize, f64)>,
+    pilot: Option<AdaptiveBatch>,
     v0: f64,
     extras: Vec<&'static str>,
 }
@@ -211,6 +229,7 @@ impl SgChain {
             warmup,
             setup,
             adaptive: None,
+            pilot: adaptive,
             v0: f64::NAN,
             extras,
         };
@@ -235,7 +254,8 @@ impl SgChain {
         if a.pilot_chains == 0 || a.pilot_iters < 2 {
             return Err(Error::setting(
                 "pilot_iters",
-                "need at least one pilot chain of at least 2 iterations",
+                "need at least one pilot chain of at least 2 iterations (0 = automatic is \
+                 resolved by build_sg_chain)",
             ));
         }
         let n0 = self.est.batch();
@@ -356,6 +376,8 @@ impl Chain for SgChain {
             // Cannot fail: 1 ≤ nt ≤ n.
             let _ = self.est.set_batch(nt);
         }
+        // A NaN estimate (an incomplete k-DPP draw) makes the proposal non-finite: the step
+        // is reported as divergent and the chain stays put.
         let evals = self
             .est
             .estimate(rng, self.model.as_ref(), &self.theta, &mut self.grad);
@@ -449,6 +471,10 @@ impl Chain for SgChain {
             Dynamics::Langevin => {}
         }
         if let Some((_, q)) = self.adaptive {
+            if let Some(p) = self.pilot {
+                r.push(("pilot_chains", p.pilot_chains as f64));
+                r.push(("pilot_iters", p.pilot_iters as f64));
+            }
             r.push(("pilot_q95", q));
             if self.v0.is_finite() {
                 r.push(("v0", self.v0));

@@ -107,7 +107,8 @@ pub fn log_elementary_symmetric(values: &[f64], k: usize) -> Vec<f64> {
 impl KDpp {
     /// A k-DPP from a full eigendecomposition of L: `values` (length n) and `vectors` (row-major
     /// n × n, eigenvectors in columns, as [`crate::linalg::SymmetricEigen`]). Eigenvalues
-    /// below 1e−12·max are treated as 0. Errors: wrong sizes, k = 0, or k > rank(L).
+    /// below 1e−12·max are treated as 0. Errors: wrong sizes, k = 0, k > rank(L), or
+    /// k·n > [`super::DPP_MAX_KN`] (every constructor checks this work-space bound).
     pub fn from_eigen(values: &[f64], vectors: &[f64], k: usize) -> Result<Self, Error> {
         let n = values.len();
         if vectors.len() != n * n {
@@ -189,6 +190,15 @@ impl KDpp {
                 alloc::format!("a k-DPP over {n} items needs 1 ≤ k ≤ {n}, got {k}"),
             ));
         }
+        if k.saturating_mul(n) > super::DPP_MAX_KN {
+            return Err(Error::setting(
+                "batch_size",
+                alloc::format!(
+                    "a k-DPP draw keeps about 2·k·n floats; k·n = {k}·{n} exceeds {}",
+                    super::DPP_MAX_KN
+                ),
+            ));
+        }
         if lambda.iter().any(|v| !v.is_finite()) || u.iter().any(|v| !v.is_finite()) {
             return Err(Error::Numerical("k-DPP: non-finite spectrum".into()));
         }
@@ -265,8 +275,16 @@ impl KDpp {
     }
 
     /// Draw one subset of k distinct items into `out` (cleared first; ascending order is not
-    /// guaranteed).
-    pub fn sample<R: Rng + ?Sized>(&mut self, rng: &mut R, out: &mut Vec<usize>) {
+    /// guaranteed). Returns whether the draw is complete (|out| = k). It can fall short only
+    /// numerically: the residual trace Σᵢ Kᵢᵢ^{(t)} of the sequential conditioning equals
+    /// k − t ≥ 1 in exact arithmetic (K is a rank-k projection); when it is below ½ after
+    /// rounding (the basis has numerically lost rank, or every residual diagonal is ≤ 0), the
+    /// remaining picks would be driven by rounding noise, so the draw stops; the partial subset
+    /// is then NOT a k-DPP draw and must not be used with weights meant for k items — the
+    /// caller gets `false` (the gradient estimator turns it into a NaN estimate, a reported
+    /// divergence, and counts it).
+    #[must_use = "an incomplete draw (false) is not a k-DPP sample"]
+    pub fn sample<R: Rng + ?Sized>(&mut self, rng: &mut R, out: &mut Vec<usize>) -> bool {
         out.clear();
         let (n, k, r) = (self.n, self.k, self.lambda.len());
         let kk = k + 1;
@@ -320,6 +338,10 @@ impl KDpp {
         self.chol.resize_with(kb, Vec::new);
         for t in 0..kb {
             let total: f64 = self.resid.iter().map(|&v| v.max(0.0)).sum();
+            // Exactly kb − t ≥ 1 for an orthonormal basis.
+            if total.is_nan() || total <= 0.5 {
+                return false;
+            }
             let mut target = uniform(rng) * total;
             let mut pick = n;
             for i in 0..n {
@@ -333,7 +355,7 @@ impl KDpp {
                 }
             }
             if pick >= n {
-                break;
+                return false;
             }
             out.push(pick);
             // Column `pick` of the conditional kernel.
@@ -359,5 +381,6 @@ impl KDpp {
             self.resid[pick] = 0.0;
             self.chol[t] = col;
         }
+        out.len() == k
     }
 }

@@ -27,6 +27,20 @@
 //!   linear |f″| = 1/σ². Other models use their per-datum Hessians, O(n d³).
 //! - optionally a defensive mixture p ← (1 − δ)p + δ/n (not in the thesis) so that no
 //!   weight is zero.
+//!
+//! Control-variate cost (spec 003 §2.3, step 2): the per-datum gradients ∇ℓᵢ(θ̂) at the centre
+//! are computed once (one full pass, which also gives Σᵢ ∇ℓᵢ(θ̂)) and stored, n·d floats, so a
+//! step evaluates only the m gradients ∇ℓᵢ(θ). When n·d exceeds [`CV_STORE_MAX`] (1 GiB of
+//! f64) they are not stored and each step recomputes ∇ℓᵢ(θ̂) for its batch: 2m evaluations.
+//! [`GradientEstimator::evals_per_draw`] says which.
+//!
+//! Batch sizes: without replacement m ≤ n; with replacement (uniform or preferential)
+//! m ≤ [`MAX_BATCH_FACTOR`]·n — a larger batch only lowers the variance like a bigger multiple
+//! of the full data would, and an unbounded one would exhaust memory.
+//!
+//! A k-DPP draw that ends short of k items (possible only through rounding in the sequential
+//! conditioning, see [`KDpp::sample`]) is never used: the estimate is NaN (so a chain reports a
+//! divergence and stays put) and the event is counted ([`GradientEstimator::incomplete_draws`]).
 
 use super::dpp::KDpp;
 use crate::chain::Cost;
@@ -38,6 +52,49 @@ use crate::rng::Rng;
 use alloc::boxed::Box;
 use alloc::vec;
 use alloc::vec::Vec;
+
+/// Largest n·d for which the control variate stores the per-datum gradients ∇ℓᵢ(θ̂)
+/// (2²⁷ ≈ 1.3·10⁸ floats, 1 GiB); above it they are recomputed every step (2m evaluations).
+pub const CV_STORE_MAX: usize = 1 << 27;
+
+/// Batches drawn with replacement (uniform or preferential) are limited to this multiple of n.
+pub const MAX_BATCH_FACTOR: usize = 10;
+
+/// Check a batch size m for n data: 1 ≤ m, and m ≤ n without replacement or
+/// m ≤ [`MAX_BATCH_FACTOR`]·n with replacement (i.i.d. draws).
+pub fn check_batch(n: usize, batch: usize, with_replacement: bool) -> Result<(), Error> {
+    if batch == 0 {
+        return Err(Error::setting("batch_size", "must be at least 1"));
+    }
+    let max = if with_replacement {
+        n.saturating_mul(MAX_BATCH_FACTOR)
+    } else {
+        n
+    };
+    if batch > max {
+        let how = if with_replacement {
+            alloc::format!("{MAX_BATCH_FACTOR}·n = {max} (drawing with replacement)")
+        } else {
+            alloc::format!("n = {n} (drawing without replacement)")
+        };
+        return Err(Error::setting(
+            "batch_size",
+            alloc::format!("{batch} exceeds the largest allowed batch, {how}"),
+        ));
+    }
+    Ok(())
+}
+
+/// The control-variate centre and what is kept of it.
+#[derive(Debug, Clone)]
+struct Centre {
+    /// θ̂.
+    theta: Vec<f64>,
+    /// Σᵢ ∇ℓᵢ(θ̂).
+    full: Vec<f64>,
+    /// ∇ℓᵢ(θ̂), n × d row-major, when n·d ≤ [`CV_STORE_MAX`].
+    grads: Option<Vec<f64>>,
+}
 
 /// How the minibatch is drawn.
 #[derive(Debug, Clone)]
@@ -66,8 +123,9 @@ pub enum Subsampler {
 pub struct GradientEstimator {
     n: usize,
     sub: Subsampler,
-    /// Control-variate centre θ̂ and Σᵢ ∇ℓᵢ(θ̂); `None` for the naive estimator.
-    centre: Option<(Vec<f64>, Vec<f64>)>,
+    /// Control-variate centre; `None` for the naive estimator.
+    centre: Option<Centre>,
+    incomplete: u64,
     idx: Vec<usize>,
     buf: Vec<f64>,
     buf_centre: Vec<f64>,
@@ -77,8 +135,9 @@ pub struct GradientEstimator {
 impl GradientEstimator {
     /// An estimator for a model with `n` data and `d` parameters drawing batches with `sub`,
     /// centred at `centre` (control variate) when given. The centre costs one full pass,
-    /// returned as [`Cost`]. Fails on a centre of the wrong length or a non-finite full-data
-    /// gradient there.
+    /// returned as [`Cost`] (the per-datum gradients there are stored when n·d ≤
+    /// [`CV_STORE_MAX`]). Fails on a centre of the wrong length, a non-finite full-data
+    /// gradient there, or a batch size outside [`check_batch`].
     pub fn new(
         model: &dyn DataModel,
         sub: Subsampler,
@@ -99,6 +158,7 @@ impl GradientEstimator {
                     got: s.n(),
                 })
             }
+            Subsampler::Uniform(s) => check_batch(n, s.batch(), s.with_replacement())?,
             Subsampler::Preferential { table, batch } => {
                 if table.len() != n {
                     return Err(Error::Dimension {
@@ -107,9 +167,7 @@ impl GradientEstimator {
                         got: table.len(),
                     });
                 }
-                if *batch == 0 {
-                    return Err(Error::setting("batch_size", "must be at least 1"));
-                }
+                check_batch(n, *batch, true)?;
             }
             Subsampler::Dpp { dpp, weights } if dpp.n() != n || weights.len() != n => {
                 return Err(Error::Dimension {
@@ -131,14 +189,25 @@ impl GradientEstimator {
                         got: c.len(),
                     });
                 }
-                let mut full = vec![0.0; d];
-                model.log_lik_grad_all(c, &mut full);
+                let store = n.checked_mul(d).is_some_and(|nd| nd <= CV_STORE_MAX);
+                let (full, grads) = if store {
+                    let g = per_datum_gradients(model, c, None);
+                    (sum_rows(&g, d), Some(g))
+                } else {
+                    let mut full = vec![0.0; d];
+                    model.log_lik_grad_all(c, &mut full);
+                    (full, None)
+                };
                 if full.iter().chain(c.iter()).any(|v| !v.is_finite()) {
                     return Err(Error::NonFiniteStart);
                 }
                 cost.lik_evals += n as u64;
                 cost.grad_evals += n as u64;
-                Some((c.to_vec(), full))
+                Some(Centre {
+                    theta: c.to_vec(),
+                    full,
+                    grads,
+                })
             }
         };
         Ok((
@@ -146,6 +215,7 @@ impl GradientEstimator {
                 n,
                 sub,
                 centre,
+                incomplete: 0,
                 idx: Vec::new(),
                 buf: vec![0.0; d],
                 buf_centre: vec![0.0; d],
@@ -156,12 +226,14 @@ impl GradientEstimator {
     }
 
     /// The naive estimator ∇ log p(θ) + (n/m) Σ_{i∈S} ∇ℓᵢ(θ) for a model of dimension `d`
-    /// with `n` data. Fails as [`IndexSampler::new`].
+    /// with `n` data. Fails as [`IndexSampler::new`] and [`check_batch`].
     pub fn naive(n: usize, d: usize, batch: usize, with_replacement: bool) -> Result<Self, Error> {
+        check_batch(n, batch, with_replacement)?;
         Ok(GradientEstimator {
             n,
             sub: Subsampler::Uniform(IndexSampler::new(n, batch, with_replacement)?),
             centre: None,
+            incomplete: 0,
             idx: Vec::with_capacity(batch),
             buf: vec![0.0; d],
             buf_centre: vec![0.0; d],
@@ -171,13 +243,15 @@ impl GradientEstimator {
 
     /// The control-variate estimator centred at `centre` (normally the mode), uniform
     /// batches. Computes Σᵢ ∇ℓᵢ(θ̂) with one full pass and returns its cost. Fails on a centre
-    /// of the wrong length, a non-finite full-data gradient there, or as [`IndexSampler::new`].
+    /// of the wrong length, a non-finite full-data gradient there, or as [`IndexSampler::new`]
+    /// and [`check_batch`].
     pub fn control_variate(
         model: &dyn DataModel,
         centre: &[f64],
         batch: usize,
         with_replacement: bool,
     ) -> Result<(Self, Cost), Error> {
+        check_batch(model.n(), batch, with_replacement)?;
         let sub = Subsampler::Uniform(IndexSampler::new(model.n(), batch, with_replacement)?);
         Self::new(model, sub, Some(centre))
     }
@@ -191,15 +265,17 @@ impl GradientEstimator {
         }
     }
 
-    /// Change the batch size (adaptive batch sizes). Fails for batch 0, a uniform batch
-    /// without replacement above n, or a k-DPP (its k is fixed).
+    /// Change the batch size (adaptive batch sizes). Fails outside [`check_batch`] or for a
+    /// k-DPP (its k is fixed).
     pub fn set_batch(&mut self, batch: usize) -> Result<(), Error> {
+        let n = self.n;
         match &mut self.sub {
-            Subsampler::Uniform(s) => s.set_batch(batch),
+            Subsampler::Uniform(s) => {
+                check_batch(n, batch, s.with_replacement())?;
+                s.set_batch(batch)
+            }
             Subsampler::Preferential { batch: b, .. } => {
-                if batch == 0 {
-                    return Err(Error::setting("batch_size", "must be at least 1"));
-                }
+                check_batch(n, batch, true)?;
                 *b = batch;
                 Ok(())
             }
@@ -217,7 +293,31 @@ impl GradientEstimator {
 
     /// The control-variate centre θ̂, if any.
     pub fn centre(&self) -> Option<&[f64]> {
-        self.centre.as_ref().map(|(c, _)| c.as_slice())
+        self.centre.as_ref().map(|c| c.theta.as_slice())
+    }
+
+    /// Per-datum gradient evaluations per batch item: 1 for the naive estimator and for the
+    /// control variate with stored ∇ℓᵢ(θ̂), 2 when n·d > [`CV_STORE_MAX`] (recomputed).
+    pub fn evals_per_draw(&self) -> u64 {
+        match &self.centre {
+            Some(Centre { grads: None, .. }) => 2,
+            _ => 1,
+        }
+    }
+
+    /// Forget the stored ∇ℓᵢ(θ̂) so that each step recomputes them (2m evaluations), as
+    /// happens automatically when n·d > [`CV_STORE_MAX`]; frees n·d floats. No effect on the
+    /// naive estimator.
+    pub fn drop_centre_gradients(&mut self) {
+        if let Some(c) = &mut self.centre {
+            c.grads = None;
+        }
+    }
+
+    /// How many k-DPP draws ended short of k items (numerically exhausted residual); each
+    /// such estimate was returned as NaN instead of a biased value.
+    pub fn incomplete_draws(&self) -> u64 {
+        self.incomplete
     }
 
     /// The subsampling scheme.
@@ -226,8 +326,11 @@ impl GradientEstimator {
     }
 
     /// Write an estimate of ∇ log π(`theta`) into `out` (length d) and return the number of
-    /// per-datum gradient evaluations (m naive, 2m control variate). `theta` and `out` must have
-    /// the model's dimension (extra entries are ignored, missing ones are left untouched).
+    /// per-datum gradient evaluations (m, or 2m for a control variate without stored centre
+    /// gradients, see [`Self::evals_per_draw`]). `theta` and `out` must have the model's
+    /// dimension (extra entries are ignored, missing ones are left untouched). A k-DPP draw
+    /// that came out short of k items gives `out` = NaN and 0 evaluations (counted in
+    /// [`Self::incomplete_draws`]).
     pub fn estimate<R: Rng + ?Sized>(
         &mut self,
         rng: &mut R,
@@ -249,13 +352,18 @@ impl GradientEstimator {
                 None
             }
             Subsampler::Dpp { dpp, .. } => {
-                dpp.sample(rng, &mut self.idx);
+                if !dpp.sample(rng, &mut self.idx) {
+                    self.incomplete += 1;
+                    out.iter_mut().for_each(|v| *v = f64::NAN);
+                    return 0;
+                }
                 None
             }
         };
         let m = self.idx.len();
         self.buf.iter_mut().for_each(|v| *v = 0.0);
-        let centre = self.centre.as_ref().map(|(c, _)| c.as_slice());
+        let d = self.buf.len();
+        let centre = self.centre.as_ref();
         match common {
             Some(scale) => {
                 for &i in &self.idx {
@@ -263,8 +371,21 @@ impl GradientEstimator {
                 }
                 if let Some(c) = centre {
                     self.buf_centre.iter_mut().for_each(|v| *v = 0.0);
-                    for &i in &self.idx {
-                        model.log_lik_grad(c, i, &mut self.buf_centre);
+                    match &c.grads {
+                        Some(g) => {
+                            for &i in &self.idx {
+                                if let Some(row) = g.get(i * d..(i + 1) * d) {
+                                    for (b, r) in self.buf_centre.iter_mut().zip(row) {
+                                        *b += r;
+                                    }
+                                }
+                            }
+                        }
+                        None => {
+                            for &i in &self.idx {
+                                model.log_lik_grad(&c.theta, i, &mut self.buf_centre);
+                            }
+                        }
                     }
                     for (b, bc) in self.buf.iter_mut().zip(&self.buf_centre) {
                         *b -= bc;
@@ -284,12 +405,23 @@ impl GradientEstimator {
                     self.tmp.iter_mut().for_each(|v| *v = 0.0);
                     model.log_lik_grad(theta, i, &mut self.tmp);
                     if let Some(c) = centre {
-                        for t in self.tmp.iter_mut() {
-                            *t = -*t;
-                        }
-                        model.log_lik_grad(c, i, &mut self.tmp);
-                        for t in self.tmp.iter_mut() {
-                            *t = -*t;
+                        match &c.grads {
+                            Some(g) => {
+                                if let Some(row) = g.get(i * d..(i + 1) * d) {
+                                    for (t, r) in self.tmp.iter_mut().zip(row) {
+                                        *t -= r;
+                                    }
+                                }
+                            }
+                            None => {
+                                for t in self.tmp.iter_mut() {
+                                    *t = -*t;
+                                }
+                                model.log_lik_grad(&c.theta, i, &mut self.tmp);
+                                for t in self.tmp.iter_mut() {
+                                    *t = -*t;
+                                }
+                            }
                         }
                     }
                     for (b, t) in self.buf.iter_mut().zip(&self.tmp) {
@@ -303,16 +435,12 @@ impl GradientEstimator {
         for (o, b) in out.iter_mut().zip(&self.buf) {
             *o += b;
         }
-        if let Some((_, full)) = &self.centre {
-            for (o, f) in out.iter_mut().zip(full) {
+        if let Some(c) = &self.centre {
+            for (o, f) in out.iter_mut().zip(&c.full) {
                 *o += f;
             }
         }
-        if self.centre.is_some() {
-            2 * m as u64
-        } else {
-            m as u64
-        }
+        self.evals_per_draw() * m as u64
     }
 
     /// The closed-form pseudo-variance E‖ĝ(θ) − ∇ log π(θ)‖² of this estimator at `theta`
@@ -442,9 +570,16 @@ pub fn ps_weights(model: &dyn DataModel, mode: &[f64]) -> Vec<f64> {
 /// Hessians otherwise (O(n d³)). Errors when `mode` or `cov` has the wrong length.
 pub fn cv_ps_weights(model: &dyn DataModel, mode: &[f64], cov: &[f64]) -> Result<Vec<f64>, Error> {
     let (n, d) = (model.n(), model.dim());
-    if mode.len() != d || cov.len() != d * d {
+    if mode.len() != d {
         return Err(Error::Dimension {
-            what: "mode and Laplace covariance",
+            what: "mode",
+            expected: d,
+            got: mode.len(),
+        });
+    }
+    if cov.len() != d * d {
+        return Err(Error::Dimension {
+            what: "Laplace covariance",
             expected: d * d,
             got: cov.len(),
         });

@@ -26,10 +26,18 @@
 //! Laplace precision at the mode. Since tr(A) ≥ λ_max(A), hλ ≤ 0.1 for every eigenvalue, so
 //! with exact gradients the stationary variance is inflated by at most 1/(1 − 0.025) ≈ 2.6%.
 //!
-//! Cost: a naive step evaluates m per-datum gradients, a control-variate step 2m (at θ and at
-//! θ̂); a value-and-gradient call counts in both `lik_evals` and `grad_evals`. Mode finding,
-//! the full-data gradient at θ̂, preferential weights (one pass) and the adaptive batch
-//! size's pilot chains are reported as [`Chain::setup_cost`]. The k-DPP's own work (a p × p
+//! Cost: a step evaluates m per-datum gradients, naive or control variate: the control variate
+//! stores ∇ℓᵢ(θ̂) for all i at set-up (spec 003 §2.3 step 2; n·d floats), falling back to
+//! recomputing them, 2m per step, only when n·d > [`estimator::CV_STORE_MAX`]. A
+//! value-and-gradient call counts in both `lik_evals` and `grad_evals`. Mode finding,
+//! the full-data gradient at θ̂ (one pass, which also fills the store), preferential weights
+//! (one pass) and the adaptive batch size's pilot chains are reported as
+//! [`Chain::setup_cost`].
+//!
+//! Batch sizes (checked by [`build_sg_chain`], errors rather than panics): uniform without
+//! replacement is clamped to n; with replacement (uniform or preferential) m ≤
+//! [`estimator::MAX_BATCH_FACTOR`]·n is required; a k-DPP's k is clamped to n and k·n ≤
+//! [`DPP_MAX_KN`] is required (a draw keeps about 2k vectors of length n). The k-DPP's own work (a p × p
 //! eigendecomposition at set-up and O(n k (k + p)) flops per draw, p = d + 1) touches no
 //! likelihood and is not counted. None of these samplers is exact: there is no Metropolis
 //! correction, so every finite step is "accepted" with probability 1.
@@ -38,7 +46,9 @@
 //! S. Putcha (2024), *Scalable Bayesian inference using stochastic gradient MCMC*, PhD thesis,
 //! Lancaster University, Algorithms 4–9 and Ch.5; M. Welling, Y. W. Teh (2011), *Bayesian
 //! learning via stochastic gradient Langevin dynamics*, ICML; T. Chen, E. Fox, C. Guestrin
-//! (2014), *Stochastic gradient Hamiltonian Monte Carlo*, ICML; N. Ding et al. (2014),
+//! (2014), *Stochastic gradient Hamiltonian Monte Carlo*, ICML; Y. W. Teh, A. H. Thiery,
+//! S. J. Vollmer (2016), *Consistency and fluctuations for stochastic gradient Langevin
+//! dynamics*, JMLR; N. Ding et al. (2014),
 //! *Bayesian sampling using stochastic gradient thermostats*, NeurIPS; A. Kulesza, B. Taskar
 //! (2011), *k-DPPs: fixed-size determinantal point processes*, ICML.
 
@@ -53,6 +63,7 @@ pub use estimator::{GradientEstimator, Subsampler};
 use crate::chain::{Chain, Cost};
 use crate::dist::{AliasTable, IndexSampler};
 use crate::error::Error;
+use crate::math;
 use crate::model::DataModel;
 use crate::optim::{find_mode, ModeOptions, ModeResult};
 use crate::registry::{ChainConfig, ParamKind, ParamSpec, SamplerInfo};
@@ -63,6 +74,42 @@ use alloc::vec::Vec;
 
 /// Default step size factor c in h = c / tr(A).
 pub const AUTO_STEP_FACTOR: f64 = 0.1;
+
+/// Largest k·n of a `dpp-sgld` chain: each k-DPP draw keeps about 2k work vectors of length n
+/// (5·10⁷ → 800 MB), and costs O(n k (k + d)) flops.
+pub const DPP_MAX_KN: usize = 50_000_000;
+
+/// Default number of ASGLD pilot chains (thesis §4.5.3: 10).
+pub const PILOT_CHAINS_DEFAULT: usize = 10;
+
+/// Bounds of the automatic pilot length (iterations per pilot chain).
+pub const PILOT_ITERS_MIN: usize = 1000;
+/// See [`PILOT_ITERS_MIN`].
+pub const PILOT_ITERS_MAX: usize = 50_000;
+
+/// The automatic pilot length for Langevin with step h at a mode with Laplace precision A
+/// (row-major d × d): the slowest coordinate relaxes as (1 − hλ_min/2)^t, i.e. over
+/// τ = 2/(hλ_min) iterations (≈ 20·tr(A)/λ_min ≥ 20d with the automatic step); a pilot runs
+/// 40τ iterations (the first half, 20τ, is discarded; the second half gives about 10
+/// effectively independent draws of the slowest coordinate), clamped to
+/// [[`PILOT_ITERS_MIN`], [`PILOT_ITERS_MAX`]]. An A without a positive smallest eigenvalue
+/// gives the maximum.
+pub fn auto_pilot_iters(neg_hessian: &[f64], d: usize, h: f64) -> usize {
+    let lmin = crate::linalg::symmetric_eigen(neg_hessian, d)
+        .ok()
+        .and_then(|e| e.values.last().copied())
+        .unwrap_or(f64::NAN);
+    let tau = 2.0 / (h * lmin);
+    if !(lmin > 0.0 && tau.is_finite()) {
+        return PILOT_ITERS_MAX;
+    }
+    let it = math::ceil(40.0 * tau);
+    if it >= PILOT_ITERS_MAX as f64 {
+        PILOT_ITERS_MAX
+    } else {
+        (it as usize).max(PILOT_ITERS_MIN)
+    }
+}
 
 /// Where a stochastic-gradient chain starts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -109,7 +156,8 @@ pub struct SgOptions {
     pub step_size: f64,
     /// Schedule shape (its h₀ is replaced by `step_size`).
     pub schedule: StepSchedule,
-    /// Batch size m (clamped to n for uniform batches without replacement and for k-DPPs).
+    /// Batch size m (clamped to n for uniform batches without replacement and for k-DPPs; at
+    /// most [`estimator::MAX_BATCH_FACTOR`]·n with replacement; k·n ≤ [`DPP_MAX_KN`]).
     pub batch: usize,
     /// Batch formation.
     pub batching: Batching,
@@ -117,7 +165,8 @@ pub struct SgOptions {
     pub control_variate: bool,
     /// Dynamics.
     pub dynamics: Dynamics,
-    /// Adaptive batch size (needs `control_variate`).
+    /// Adaptive batch size (needs `control_variate`; `pilot_iters` = 0 is resolved by
+    /// [`auto_pilot_iters`]).
     pub adaptive: Option<AdaptiveBatch>,
     /// Starting point.
     pub init: SgldInit,
@@ -162,8 +211,9 @@ fn add_cost(a: &mut Cost, b: Cost) {
 
 /// Build a stochastic-gradient chain: find the mode when needed (automatic step size, control
 /// variate, preferential weights, `init` = mode), form the batch sampler and estimator, and
-/// start the chain. Errors: invalid settings, a failed mode search, a non-finite start,
-/// zero preferential weights without a defensive mixture, a k-DPP on a non-GLM model.
+/// start the chain. Errors: invalid settings (including batch sizes beyond the limits of
+/// [`SgOptions::batch`]), a failed mode search, a non-finite start, zero preferential
+/// weights without a defensive mixture, a k-DPP on a non-GLM model.
 pub fn build_sg_chain(
     model: Arc<dyn DataModel>,
     opts: &SgOptions,
@@ -229,12 +279,14 @@ pub fn build_sg_chain(
             } else {
                 opts.batch.min(n)
             };
+            estimator::check_batch(n, m, with_replacement)?;
             Subsampler::Uniform(IndexSampler::new(n, m, with_replacement)?)
         }
         Batching::Preferential { defensive } => {
             if !(0.0..=1.0).contains(&defensive) {
                 return Err(Error::setting("defensive", "must be in [0, 1]"));
             }
+            estimator::check_batch(n, opts.batch, true)?;
             let r = mode.as_ref().ok_or(Error::NonFiniteStart)?;
             let w = if opts.control_variate {
                 let cov = r.covariance()?;
@@ -282,6 +334,17 @@ pub fn build_sg_chain(
             if !(0.0..=1.0).contains(&w) {
                 return Err(Error::setting("dpp_w", "must be in [0, 1]"));
             }
+            let k = opts.batch.min(n);
+            if k.saturating_mul(n) > DPP_MAX_KN {
+                return Err(Error::setting(
+                    "batch_size",
+                    alloc::format!(
+                        "a k-DPP with k = {k} over n = {n} data needs about 2·k·n = {} floats of                          work space (limit k·n ≤ {DPP_MAX_KN}); use k ≤ {}",
+                        2u128 * k as u128 * n as u128,
+                        (DPP_MAX_KN / n).max(1)
+                    ),
+                ));
+            }
             let des = glm.design();
             let p = des.d + 1;
             let mut f = Vec::with_capacity(n * p);
@@ -289,7 +352,6 @@ pub fn build_sg_chain(
                 f.extend(des.row(i).iter().map(|x| (1.0 - w) * x));
                 f.push(w * des.y.get(i).copied().unwrap_or(0.0));
             }
-            let k = opts.batch.min(n);
             let dpp = KDpp::linear_kernel(&f, n, p, nugget, k)?;
             let weights: Vec<f64> = if inclusion {
                 let pi = dpp.inclusion_probabilities();
@@ -324,6 +386,13 @@ pub fn build_sg_chain(
     };
     let (est, c) = GradientEstimator::new(model.as_ref(), sub, centre)?;
     add_cost(&mut setup, c);
+    let adaptive = match (opts.adaptive, &mode) {
+        (Some(a), Some(r)) if a.pilot_iters == 0 => Some(AdaptiveBatch {
+            pilot_iters: auto_pilot_iters(&r.neg_hessian, d, h0),
+            ..a
+        }),
+        (a, _) => a,
+    };
     let theta: Vec<f64> = match (opts.init, &mode) {
         (SgldInit::Mode, Some(r)) => r.mode.clone(),
         (SgldInit::Zero, _) => alloc::vec![0.0; d],
@@ -338,7 +407,7 @@ pub fn build_sg_chain(
         theta,
         setup,
         warmup,
-        opts.adaptive,
+        adaptive,
         rng,
     )
 }
@@ -390,7 +459,7 @@ const P_SCHEDULE_B: ParamSpec = ParamSpec {
 
 const P_SCHEDULE_GAMMA: ParamSpec = ParamSpec {
     key: "schedule_gamma",
-    description: "exponent γ of the decreasing schedule (Teh et al. 2016: 1/3)",
+    description: "exponent γ of the decreasing schedule (Teh et al. 2016: 1/3; Welling & Teh's Σh² < ∞ needs γ > ½)",
     kind: ParamKind::Real {
         default: 0.33,
         min: 0.0,
@@ -401,7 +470,7 @@ const P_SCHEDULE_GAMMA: ParamSpec = ParamSpec {
 const fn p_batch(default: usize) -> ParamSpec {
     ParamSpec {
         key: "batch_size",
-        description: "minibatch size m (uniform without replacement: clamped to n)",
+        description: "minibatch size m (without replacement and k-DPP: clamped to n; with replacement ≤ 10n; k-DPP k·n ≤ 5·10⁷)",
         kind: ParamKind::Int {
             default,
             min: 1,
@@ -466,9 +535,10 @@ const P_PREFERENTIAL: ParamSpec = ParamSpec {
 
 const P_PILOT_CHAINS: ParamSpec = ParamSpec {
     key: "pilot_chains",
-    description: "pilot chains (fixed batch_size) calibrating n_t = ⌈batch_size·‖θ − θ̂‖²/q95⌉",
+    description:
+        "pilot chains (fixed batch_size) calibrating n_t = ⌈batch_size·‖θ − θ̂‖²/q95⌉ (thesis: 10)",
     kind: ParamKind::Int {
-        default: 3,
+        default: PILOT_CHAINS_DEFAULT,
         min: 1,
         max: 1000,
     },
@@ -476,10 +546,10 @@ const P_PILOT_CHAINS: ParamSpec = ParamSpec {
 
 const P_PILOT_ITERS: ParamSpec = ParamSpec {
     key: "pilot_iters",
-    description: "iterations per pilot chain (q95 from the second half)",
+    description: "iterations per pilot chain (q95 from the second half); 0 = auto, 40 relaxation times 2/(h·λ_min) of the Laplace precision, in [1000, 50000]",
     kind: ParamKind::Int {
-        default: 1000,
-        min: 2,
+        default: 0,
+        min: 0,
         max: 100_000_000,
     },
 };
@@ -767,8 +837,8 @@ pub fn build_chain(
                 }
             };
             let adaptive = AdaptiveBatch {
-                pilot_chains: s.usize_in("pilot_chains", 3, 1, 1000)?,
-                pilot_iters: s.usize_in("pilot_iters", 1000, 2, 100_000_000)?,
+                pilot_chains: s.usize_in("pilot_chains", PILOT_CHAINS_DEFAULT, 1, 1000)?,
+                pilot_iters: s.usize_in("pilot_iters", 0, 0, 100_000_000)?,
             };
             (batching, true, Dynamics::Langevin, Some(adaptive))
         }
