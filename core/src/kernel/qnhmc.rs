@@ -37,7 +37,8 @@
 //! windows, and when B freezes (B adapts until warm-up − terminal buffer: 50 iterations, or
 //! 10% of a warm-up shorter than 150, rounded up below 20; never without warm-up).
 //! The mass control's metric M⁻¹ = C is rebuilt at those same checkpoints (and after every
-//! update with `continuous`).
+//! update with `continuous`); a rebuild whose Cholesky factor fails keeps the previous metric and
+//! is counted in the extra `mass_refresh_failures`.
 //!
 //! ## References
 //! T. Fu, L. Luo, Z. Zhang (2016), *Quasi-Newton Hamiltonian Monte Carlo*, UAI.
