@@ -175,7 +175,10 @@ function onModelChange() {
   // Samplers that support this model.
   const ss = $('sampler');
   const prev = ss.value;
-  const ok = (state.registry?.samplers ?? []).filter((s) => !s.models.length || s.models.includes(m?.name));
+  // Time-series models: only the samplers the core routes them to (series_models).
+  const ok = (state.registry?.samplers ?? []).filter((s) => (m?.series
+    ? (s.series_models ?? []).includes(m.name)
+    : (!s.models.length || s.models.includes(m?.name))));
   ss.replaceChildren(...ok.map((s) => new Option(s.name, s.name)));
   if (ok.some((s) => s.name === prev)) ss.value = prev;
   else if (ok.some((s) => s.name === 'nuts')) ss.value = 'nuts';
@@ -522,6 +525,7 @@ function onChainMessage(run, ch, m) {
         $('ecs-fraction-fig').hidden = run.fracIdx < 0;
         $('ecs-sigma2-fig').hidden = run.sigma2Idx < 0;
         setExtraSelect(names, run.signed);
+        run.extraAuto = true; // the automatic choice may move on if that internal stays empty
         setParamSelects(run.names);
         startDiag(run);
       }
@@ -771,6 +775,19 @@ function renderNow() {
   drawPair($('pair-canvas'), withData.map((c) => colView(c, px, false)), withData.map((c) => colView(c, py, false)), [run.names[px], run.names[py]]);
   if (run.fracIdx >= 0) fracPlot.update(withData.map((c) => extraView(c, run.fracIdx)), run.f.warmup);
   if (run.sigma2Idx >= 0) sigma2Plot.update(withData.map((c) => extraView(c, run.sigma2Idx)), run.f.warmup);
+  if (run.extraAuto && withData.some((c) => c.extra.length)) {
+    // An internal the sampler leaves empty (NaN) in this run gives way to one with values.
+    run.extraAuto = false;
+    const finite = (k) => k === EXTRAS || withData.some((c) => {
+      const v = extraView(c, k);
+      for (let i = 0; i < v.length; i++) if (v.get(i) !== null) return true;
+      return false;
+    });
+    if ($('extra').value !== '' && !finite(Number($('extra').value))) {
+      const alt = [...$('extra').options].map((o) => Number(o.value)).find(finite);
+      if (alt !== undefined) $('extra').value = String(alt);
+    }
+  }
   const ek = $('extra').value === '' ? -1 : Number($('extra').value);
   if (ek >= 0 && (run.extraNames?.length || run.signed)) extraPlot.update(withData.map((c) => extraView(c, ek)), run.f.warmup);
   const wt = run.chains[0]?.trace;
@@ -946,6 +963,7 @@ $('pause').addEventListener('click', togglePause);
 for (const id of ['param', 'pair-x', 'pair-y', 'extra']) {
   $(id).addEventListener('change', () => {
     if (state.run) {
+      if (id === 'extra') state.run.extraAuto = false;
       if (id === 'param') requestDiag(state.run, state.run.finished);
       renderNow();
     }

@@ -114,12 +114,21 @@ function renderList() {
   $('compare-stop').disabled = !cmp.running;
 }
 
-/** The default reference: the first exact, unsigned sampler (else the first configuration). */
+/** Settings under which a sampler the registry marks exact is not (the chain reports
+ * `exact() == false` for them): qnhmc's continuous adaptation (spec 001 §5). */
+const INEXACT_SETTINGS = { qnhmc: { adapt: 'continuous' } };
+
+/** Whether configuration `c` targets the posterior exactly (registry flag and its settings). */
+function configExact(c) {
+  const s = ctx.samplerInfo(c?.sampler);
+  if (!s || !s.exact) return false;
+  const bad = INEXACT_SETTINGS[c.sampler] ?? {};
+  return !Object.entries(bad).some(([k, v]) => c.settings?.[k] === v);
+}
+
+/** The default reference: the first exact, unsigned configuration (else the first one). */
 function defaultRef() {
-  const k = cmp.configs.findIndex((c) => {
-    const s = ctx.samplerInfo(c.sampler);
-    return s && s.exact && !s.signed;
-  });
+  const k = cmp.configs.findIndex((c) => configExact(c) && !ctx.samplerInfo(c.sampler)?.signed);
   return Math.max(0, k);
 }
 
@@ -139,7 +148,7 @@ function addCurrent() {
   }
   cmp.configs.push({ sampler, settings });
   cmp.results = [];
-  if (cmp.configs.length === 1 || !ctx.samplerInfo(cmp.configs[cmp.ref]?.sampler)?.exact) cmp.ref = defaultRef();
+  if (cmp.configs.length === 1 || !configExact(cmp.configs[cmp.ref])) cmp.ref = defaultRef();
   renderList();
   renderTable();
   updateUrl();

@@ -52,9 +52,15 @@ export class KsdPanel {
     this.value.dataset.final = 'false';
     this.el.replaceChildren();
     this.el.dataset.points = '0';
+    this.fig.dataset.mainMs = '0';
+    this.fig.dataset.mainMaxMs = '0';
     this.worker = new Worker(new URL('./ksd-worker.js', import.meta.url), { type: 'module' });
     this.worker.onmessage = (ev) => this.onMessage(ev.data);
     this.worker.onerror = (e) => this.onError(`KSD worker failed: ${e.message ?? 'could not load'}`);
+    // Main-thread time spent by the panel (push copies, redraws), for tests and the console:
+    // figure data-main-ms (total) and data-main-max-ms (longest single call).
+    this.mainMs = 0;
+    this.mainMaxMs = 0;
     this.lastDraw = 0;
     this.timer = 0;
     this.latest = null;
@@ -71,9 +77,24 @@ export class KsdPanel {
    */
   push(chain, draws, signs) {
     if (this.closed) return;
+    const t0 = performance.now();
     const d = draws.slice();
     const s = signs ? signs.slice() : null;
     this.worker.postMessage({ type: 'push', chain, draws: d, signs: s }, s ? [d.buffer, s.buffer] : [d.buffer]);
+    this.account(t0);
+  }
+
+  account(t0, kind = 'push') {
+    const ms = performance.now() - t0;
+    this.mainMs += ms;
+    this.mainMaxMs = Math.max(this.mainMaxMs, ms);
+    const k = (this.byKind ??= {})[kind] ??= { n: 0, ms: 0, max: 0 };
+    k.n += 1;
+    k.ms += ms;
+    k.max = Math.max(k.max, ms);
+    this.fig.dataset.mainMs = this.mainMs.toFixed(1);
+    this.fig.dataset.mainMaxMs = this.mainMaxMs.toFixed(1);
+    this.fig.dataset.mainByKind = JSON.stringify(this.byKind);
   }
 
   /** Ask for an update; `final` marks the value as the run's final KSD. */
@@ -124,6 +145,8 @@ export class KsdPanel {
       this.latest = null;
       this.lastDraw = performance.now();
       this.render(latest, fin);
+      this.account(this.lastDraw, this.plot && this.drawn ? 'redraw' : 'first draw');
+      this.drawn = true;
     };
     if (wait === 0) draw();
     else this.timer = setTimeout(draw, wait);

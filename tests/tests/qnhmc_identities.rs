@@ -1,7 +1,9 @@
 //! QNHMC AT-1 (spec 001 §5.3): deterministic kernel identities.
 //! (a) a QNHMC trajectory with frozen C is the standard leapfrog with inverse mass C M⁻¹ C from
 //! (q₀, C⁻¹p₀); (b) reversibility; (c) volume preservation; (d) second order; (e) BFGS secant
-//! equation, symmetry, positive definiteness, L-BFGS = dense BFGS from the same pairs and B₀.
+//! equation, symmetry, positive definiteness, L-BFGS = dense BFGS from the same pairs and B₀
+//! (also with the scaled B₀ = γ_newest·I); and the step-level equivalence: `Qnhmc::step` with a
+//! frozen C reproduces an HMC transition with inverse mass C² from the same random numbers.
 
 use tallmc_core::kernel::leapfrog::{integrate, PhasePoint};
 use tallmc_core::kernel::qnhmc::{qn_integrate, InitScale, InverseHessian, Store};
@@ -337,15 +339,123 @@ fn at1e_lbfgs_equals_dense_bfgs() {
         lb.apply(&v, &mut out);
         assert!(rel_err(&out, &matvec(&dense.to_dense(), d, &v)) < 1e-10);
     }
-    // Scaled L-BFGS uses γ = sᵀy/yᵀy of the newest pair.
-    let mut lb = InverseHessian::new(d, Store::Lbfgs(3), InitScale::Scaled, 1e-8).unwrap();
-    for (s, y) in &ps {
-        lb.update(s, y);
-    }
-    let (s, y) = &ps[ps.len() - 1];
+    // Scaled L-BFGS uses γ = sᵀy/yᵀy of the newest pair: after every update its matrix equals
+    // dense BFGS from B₀ = γ_newest·I over the newest m pairs, and satisfies the secant
+    // equation B y = s for the newest pair (Nocedal–Wright eq. 7.20 and Algorithm 7.4).
     let dot = |a: &[f64], b: &[f64]| a.iter().zip(b).map(|(x, y)| x * y).sum::<f64>();
-    let g = dot(s, y) / dot(y, y);
-    assert!((lb.scale() - g).abs() < 1e-14 * g);
+    let m = 3;
+    let mut lb = InverseHessian::new(d, Store::Lbfgs(m), InitScale::Scaled, 1e-8).unwrap();
+    for (k, (s, y)) in ps.iter().enumerate() {
+        assert!(lb.update(s, y));
+        let g = dot(s, y) / dot(y, y);
+        assert!((lb.scale() - g).abs() < 1e-14 * g);
+        let mut dense = InverseHessian::new(d, Store::Dense, InitScale::Fixed(g), 1e-8).unwrap();
+        for (s2, y2) in &ps[(k + 1).saturating_sub(m)..=k] {
+            dense.update(s2, y2);
+        }
+        let e = rel_err(&lb.to_dense(), &dense.to_dense());
+        assert!(e < 1e-10, "scaled L-BFGS after pair {k}: {e}");
+        let mut by = vec![0.0; d];
+        lb.apply(y, &mut by);
+        assert!(rel_err(&by, s) < 1e-10, "secant after pair {k}");
+    }
+    // The scaling changes the matrix (unscaled γ = 1 differs when γ_newest ≠ 1).
+    let mut fixed = InverseHessian::new(d, Store::Lbfgs(m), InitScale::Fixed(1.0), 1e-8).unwrap();
+    for (s, y) in &ps {
+        fixed.update(s, y);
+    }
+    assert!((lb.scale() - 1.0).abs() > 1e-3);
+    assert!(rel_err(&lb.to_dense(), &fixed.to_dense()) > 1e-6);
+}
+
+/// One standard HMC transition with inverse mass K = C M⁻¹ C (M = I: K = C²), written out from
+/// the library's leapfrog: p′ = C⁻¹z (z the same d standard normals that QNHMC uses as p, so
+/// p′ ~ N(0, K⁻¹)), L leapfrog steps, accept if u < min(1, exp(H₀ − H₁)) with the next uniform.
+fn reference_hmc_step(
+    t: &Target,
+    c_chol: &Cholesky,
+    k: &Metric,
+    eps: f64,
+    steps: usize,
+    q: &mut Vec<f64>,
+    rng: &mut ChainRng,
+) -> (f64, bool) {
+    use tallmc_core::kernel::leapfrog::leapfrog;
+    let d = q.len();
+    let mut z = PhasePoint::new(t, q);
+    let mut p: Vec<f64> = (0..d).map(|_| normal(rng)).collect();
+    c_chol.solve(&mut p);
+    z.p = p;
+    let h0 = z.hamiltonian(k);
+    let mut v = vec![0.0; d];
+    for _ in 0..steps {
+        leapfrog(t, k, eps, &mut z, &mut v);
+    }
+    let h1 = z.hamiltonian(k);
+    let a = (h0 - h1).exp().min(1.0);
+    let accepted = tallmc_core::rng::uniform(rng) < a;
+    if accepted {
+        *q = z.q;
+    }
+    (a, accepted)
+}
+
+#[test]
+fn at1a_qnhmc_step_is_hmc_with_inverse_mass_c2() {
+    // Spec 001 §2.7: with C frozen, Qnhmc::step reproduces standard HMC with inverse mass
+    // C M⁻¹ C from the same random numbers — same acceptance probability (up to floating-point
+    // reassociation), the same MH decision and the same positions, step after step.
+    use tallmc_core::kernel::qnhmc::{PairSource, Qnhmc, Scheme};
+    use tallmc_core::kernel::Kernel;
+    let d = 6;
+    let t = target(d, 1.0, 21);
+    let mut rng = chain_rng(21, 5);
+    let c = random_spd(d, 0.3, &mut rng);
+    let c_chol = Cholesky::new(&c, d).unwrap();
+    let k = Metric::dense(matmul(&c, &c, d), d).unwrap();
+    // ε large enough that some proposals are rejected.
+    let (eps, steps) = (0.2, 8);
+    let qn = Qnhmc::new(
+        eps,
+        steps,
+        0.0,
+        Metric::Identity(d),
+        InverseHessian::from_dense(c.clone(), d, 1e-8).unwrap(),
+        Scheme::QuasiNewton,
+        PairSource::Sample,
+    )
+    .unwrap();
+    let q0: Vec<f64> = (0..d).map(|_| normal(&mut rng)).collect();
+    let mut state = qn.init(&t, &q0).unwrap();
+    let mut q_ref = q0.clone();
+    let mut rng_qn = chain_rng(99, 0);
+    let mut rng_ref = chain_rng(99, 0);
+    let (mut accepted, mut rejected) = (0, 0);
+    for it in 0..300 {
+        let info = qn.step(&mut rng_qn, &t, &mut state);
+        let (a, acc) = reference_hmc_step(&t, &c_chol, &k, eps, steps, &mut q_ref, &mut rng_ref);
+        assert!(!info.divergent);
+        assert_eq!(info.accepted, acc, "iteration {it}: MH decision");
+        assert!(
+            (info.accept_prob - a).abs() < 1e-9,
+            "iteration {it}: {} vs {a}",
+            info.accept_prob
+        );
+        let e = rel_err(&state.point.q, &q_ref);
+        assert!(e < 1e-10, "iteration {it}: positions differ by {e}");
+        // Both consumed the same random numbers.
+        assert_eq!(rng_qn, rng_ref, "iteration {it}: random streams diverged");
+        if acc {
+            accepted += 1;
+        } else {
+            rejected += 1;
+        }
+    }
+    eprintln!("step equivalence: {accepted} accepted, {rejected} rejected of 300");
+    assert!(
+        accepted > 30 && rejected > 10,
+        "both branches: {accepted} / {rejected}"
+    );
 }
 
 #[test]

@@ -135,7 +135,7 @@ fn eigenvalue_clamps_contain_b() {
     assert!(
         e.values
             .iter()
-            .all(|&l| l >= 0.5 - 1e-12 && l <= 20.0 + 1e-12),
+            .all(|l| (0.5 - 1e-12..=20.0 + 1e-12).contains(l)),
         "{:?}",
         e.values
     );

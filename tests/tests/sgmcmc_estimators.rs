@@ -394,7 +394,8 @@ fn cv_ps_closed_forms_match_hessian_formula() {
         .unwrap();
         let cov = r.covariance().unwrap();
         let w = cv_ps_weights(model.as_ref(), &r.mode, &cov).unwrap();
-        for i in 0..model.n() {
+        assert_eq!(w.len(), model.n());
+        for (i, &wi) in w.iter().enumerate() {
             let mut h = vec![0.0; d * d];
             model.log_lik_hess(&r.mode, i, &mut h);
             let mut t = 0.0;
@@ -406,9 +407,8 @@ fn cv_ps_closed_forms_match_hessian_formula() {
             }
             let want = t.max(0.0).sqrt();
             assert!(
-                (w[i] - want).abs() <= 1e-10 * want.max(1e-300),
-                "{label} datum {i}: {} vs {want}",
-                w[i]
+                (wi - want).abs() <= 1e-10 * want.max(1e-300),
+                "{label} datum {i}: {wi} vs {want}"
             );
         }
         assert!(cv_ps_weights(model.as_ref(), &r.mode, &cov[1..]).is_err());

@@ -7,7 +7,8 @@
 //! - `dpp-sgld` on a non-regression model is a clear error.
 //! - Batch sizes beyond the documented limits (with replacement or preferential > 10n, up to
 //!   usize::MAX; a k-DPP with k·n > 5·10⁷) are setting errors, not panics or memory
-//!   exhaustion; without replacement the batch is clamped to n.
+//!   exhaustion; without replacement the batch is clamped to n. A wrong-length mode given to
+//!   the CV-PS weights is reported as the mode's length.
 //! - Exact means, linear-drift chains: on `linear` with known noise the posterior is Gaussian,
 //!   ∇ log π(θ) = −P(θ − μ), and the estimators are ĝ(θ) = −P_S(θ − μ) + e₀(S) with a random
 //!   matrix P_S (E P_S = P) and E e₀ = 0, independent of the past. For SGLD (naive, CV, PS,
@@ -377,6 +378,20 @@ fn oversized_batches_are_errors_not_panics() {
         .err()
         .expect("k·n too large");
     assert!(err.contains("batch_size") && err.contains("k·n"), "{err}");
+    // The k-DPP constructors check the same work-space bound.
+    let f: Vec<f64> = (0..10_000).map(|i| (i % 13) as f64).collect();
+    let err = tallmc_core::kernel::sgmcmc::KDpp::linear_kernel(&f, 10_000, 1, 0.1, 6000)
+        .expect_err("k·n > bound");
+    assert!(err.to_string().contains("batch_size"), "{err}");
+    // A wrong-length mode is reported as such (not as a covariance of the wrong size).
+    let err =
+        tallmc_core::kernel::sgmcmc::estimator::cv_ps_weights(model.as_ref(), &[0.0; 2], &[0.0; 9])
+            .expect_err("wrong mode length");
+    let msg = err.to_string();
+    assert!(
+        msg.contains("mode") && msg.contains('3') && msg.contains('2'),
+        "{msg}"
+    );
     // Direct estimator constructors.
     assert!(GradientEstimator::naive(100, 2, usize::MAX, true).is_err());
     assert!(GradientEstimator::naive(100, 2, 1001, true).is_err());

@@ -58,7 +58,7 @@ pub struct KsdCore {
 
 impl KsdCore {
     /// A store for `chains` chains of the run `config` on `table`, keeping at most `max_draws`
-    /// draws (at least 2, and at least one per chain).
+    /// draws (0: [`ksd::budget_draws`]`(n, d)`; at least 2, and at least one per chain).
     pub fn new(
         config: &RunConfig,
         table: &Table,
@@ -70,12 +70,17 @@ impl KsdCore {
         let model = build_model(&config.model, table, &config.design(), &settings)
             .map_err(|e| e.to_string())?;
         let d = model.dim();
+        let max = if max_draws == 0 {
+            ksd::budget_draws(model.n(), d)
+        } else {
+            max_draws
+        };
         Ok(KsdCore {
             model,
             d,
             // Every chain keeps its first kept draw, so the cap is at least one per chain
             // (and the stride doubling below always ends).
-            max: max_draws.max(2).max(chains),
+            max: max.max(2).max(chains),
             stride: 1,
             signed,
             counts: vec![0; chains],
@@ -199,7 +204,8 @@ pub struct KsdStore {
 #[wasm_bindgen]
 impl KsdStore {
     /// A store for the run described by `config_json` (the chains' configuration) on `data`,
-    /// with `chains` chains, keeping at most `max_draws` draws (0: the default 1000).
+    /// with `chains` chains, keeping at most `max_draws` draws (0: the CLI's default,
+    /// [`ksd::budget_draws`]`(n, d)`, 1000 unless n·d > 10⁶).
     #[wasm_bindgen(constructor)]
     pub fn new(
         config_json: &str,
@@ -210,12 +216,7 @@ impl KsdStore {
     ) -> Result<KsdStore, JsError> {
         crate::init();
         let config = RunConfig::parse(config_json).map_err(js_err)?;
-        let max = if max_draws == 0 {
-            ksd::DEFAULT_MAX_DRAWS
-        } else {
-            max_draws
-        };
-        KsdCore::new(&config, &data.table, chains, signed, max)
+        KsdCore::new(&config, &data.table, chains, signed, max_draws)
             .map(|core| KsdStore { core })
             .map_err(js_err)
     }
@@ -295,5 +296,20 @@ mod tests {
         let evals = k.score_evals;
         k.compute().unwrap();
         assert_eq!(k.score_evals, evals);
+    }
+
+    #[test]
+    fn cap_defaults_to_the_budget_and_covers_every_chain() {
+        let t = crate::data::simulate_table("logistic", 300, 3, 1).unwrap();
+        let k = KsdCore::new(&config(), &t, 2, false, 0).unwrap();
+        assert_eq!(k.max, ksd::budget_draws(300, k.dim()));
+        // More chains than the cap: one draw each, and pushing terminates.
+        let mut k = KsdCore::new(&config(), &t, 5, false, 2).unwrap();
+        let d = k.dim();
+        let draws = vec![0.01; 4 * d];
+        for c in 0..5 {
+            k.push(c, &draws, &[]).unwrap();
+        }
+        assert_eq!(k.stored(), 5);
     }
 }

@@ -31,7 +31,8 @@ fn param_json(p: &ParamSpec) -> Value {
     }
 }
 
-/// Samplers: `[{name, description, exact, signed, models, params}]`.
+/// Samplers: `[{name, description, exact, signed, models, series_models, params}]`
+/// (`series_models`: the time-series models it runs on).
 pub fn samplers_json() -> Value {
     Value::Array(
         registry::samplers()
@@ -43,6 +44,7 @@ pub fn samplers_json() -> Value {
                     "exact": s.exact,
                     "signed": s.signed,
                     "models": s.models,
+                    "series_models": tallmc_core::kernel::registry::series_models(s.name),
                     "params": s.params.iter().map(param_json).collect::<Vec<_>>(),
                 })
             })
@@ -50,7 +52,7 @@ pub fn samplers_json() -> Value {
     )
 }
 
-/// Models: `[{name, description, regression, params}]`.
+/// Models: `[{name, description, regression, series, params}]` (`series`: a time-series model).
 pub fn models_json() -> Value {
     Value::Array(
         registry::models()
@@ -60,6 +62,7 @@ pub fn models_json() -> Value {
                     "name": m.name,
                     "description": m.description,
                     "regression": m.regression,
+                    "series": tallmc_core::model::series::SERIES_MODELS.contains(&m.name),
                     "params": m.params.iter().map(param_json).collect::<Vec<_>>(),
                 })
             })

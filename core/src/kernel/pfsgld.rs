@@ -182,7 +182,7 @@ pub const PF_SGLD_INFO: SamplerInfo = SamplerInfo {
 #[derive(Debug, Clone)]
 pub enum WindowGradient {
     /// A particle filter on the window.
-    Particle(BufferedGradient),
+    Particle(Box<BufferedGradient>),
     /// The exact RTS smoother on the window (`lgssm` only).
     Kalman(BufferConfig),
 }
@@ -263,7 +263,7 @@ impl PfSgldChain {
         }
         let window = BufferConfig::new(opts.window.subseq_len, opts.window.buffer)?;
         let gradient = match opts.filter {
-            Some(f) => WindowGradient::Particle(BufferedGradient::new(window, f)?),
+            Some(f) => WindowGradient::Particle(Box::new(BufferedGradient::new(window, f)?)),
             None => {
                 if model.lgssm().is_none() {
                     return Err(Error::setting(

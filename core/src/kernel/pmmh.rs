@@ -92,7 +92,7 @@ pub const PMMH_INFO: SamplerInfo = SamplerInfo {
 #[derive(Debug, Clone)]
 pub enum Likelihood {
     /// Particle filter estimate.
-    Particle(ParticleFilter),
+    Particle(Box<ParticleFilter>),
     /// Exact Kalman filter (`lgssm`).
     Kalman,
 }
@@ -139,7 +139,7 @@ impl PmmhChain {
             });
         }
         let lik = match filter {
-            Some(f) => Likelihood::Particle(ParticleFilter::new(f)?),
+            Some(f) => Likelihood::Particle(Box::new(ParticleFilter::new(f)?)),
             None => {
                 if model.lgssm().is_none() {
                     return Err(Error::setting(
@@ -154,7 +154,7 @@ impl PmmhChain {
             }
         };
         let adapt = step_size.is_nan();
-        if !adapt && !(step_size > 0.0 && step_size.is_finite()) {
+        if !adapt && (step_size <= 0.0 || !step_size.is_finite()) {
             return Err(Error::setting("step_size", "must be a finite number > 0"));
         }
         let target = if target_accept.is_nan() {

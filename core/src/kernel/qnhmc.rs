@@ -37,7 +37,8 @@
 //! windows, and when B freezes (B adapts until warm-up − terminal buffer: 50 iterations, or
 //! 10% of a warm-up shorter than 150, rounded up below 20; never without warm-up).
 //! The mass control's metric M⁻¹ = C is rebuilt at those same checkpoints (and after every
-//! update with `continuous`).
+//! update with `continuous`); a rebuild whose Cholesky factor fails keeps the previous metric and
+//! is counted in the extra `mass_refresh_failures`.
 //!
 //! ## References
 //! T. Fu, L. Luo, Z. Zhang (2016), *Quasi-Newton Hamiltonian Monte Carlo*, UAI.
@@ -1320,9 +1321,9 @@ pub fn options_from_settings(
     let curvature_tol = s.f64_or("curvature_tol", DEFAULT_CURVATURE_TOL)?;
     check_curvature_tol(curvature_tol)?;
     let min_eig = s.f64_or("min_eig", 0.0)?;
+    // max_eig = 0: no upper clamp (the registry default must be finite for JSON).
     let max_eig = match s.f64_or("max_eig", 0.0)? {
-        // 0 = no upper clamp (the registry default must be finite for JSON).
-        v if v == 0.0 => f64::INFINITY,
+        0.0 => f64::INFINITY,
         v => v,
     };
     let clamp = if min_eig == 0.0 && max_eig == f64::INFINITY {

@@ -162,6 +162,17 @@ pub static SAMPLERS: &[SamplerInfo] = &[
 /// Exact samplers that run on a time-series model with an exact likelihood (`lgssm`, Kalman).
 const SERIES_EXACT: &[&str] = &["rwmh", "mala", "hmc", "nuts"];
 
+/// The time-series models (`lgssm`, `sv`, `garch`) sampler `name` runs on: all three for
+/// `pf-sgld` and `pmmh`, `lgssm` (Kalman likelihood) for the exact `rwmh`, `mala`, `hmc`,
+/// `nuts`, none for the samplers that subsample i.i.d. data.
+pub fn series_models(name: &str) -> &'static [&'static str] {
+    match name {
+        "pf-sgld" | "pmmh" => crate::model::series::SERIES_MODELS,
+        n if SERIES_EXACT.contains(&n) => &["lgssm"],
+        _ => &[],
+    }
+}
+
 /// Route time-series models and time-series samplers: `Some(result)` when this call decides,
 /// `None` to continue with the i.i.d. samplers.
 fn route_series(

@@ -274,7 +274,7 @@ pub(crate) fn run(a: &ReproArgs, out: &Path) -> Result<(), CliError> {
             r.chi2,
             r.precond_scale
         );
-        if !(r.chi2 < 1.5) {
+        if r.chi2.is_nan() || r.chi2 >= 1.5 {
             notes.push(format!(
                 "\n**{}: not converged** (χ²/d = {}): the warm-up was too short for this start.",
                 r.label,

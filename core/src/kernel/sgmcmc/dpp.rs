@@ -107,7 +107,8 @@ pub fn log_elementary_symmetric(values: &[f64], k: usize) -> Vec<f64> {
 impl KDpp {
     /// A k-DPP from a full eigendecomposition of L: `values` (length n) and `vectors` (row-major
     /// n × n, eigenvectors in columns, as [`crate::linalg::SymmetricEigen`]). Eigenvalues
-    /// below 1e−12·max are treated as 0. Errors: wrong sizes, k = 0, or k > rank(L).
+    /// below 1e−12·max are treated as 0. Errors: wrong sizes, k = 0, k > rank(L), or
+    /// k·n > [`super::DPP_MAX_KN`] (every constructor checks this work-space bound).
     pub fn from_eigen(values: &[f64], vectors: &[f64], k: usize) -> Result<Self, Error> {
         let n = values.len();
         if vectors.len() != n * n {
@@ -187,6 +188,15 @@ impl KDpp {
             return Err(Error::setting(
                 "batch_size",
                 alloc::format!("a k-DPP over {n} items needs 1 ≤ k ≤ {n}, got {k}"),
+            ));
+        }
+        if k.saturating_mul(n) > super::DPP_MAX_KN {
+            return Err(Error::setting(
+                "batch_size",
+                alloc::format!(
+                    "a k-DPP draw keeps about 2·k·n floats; k·n = {k}·{n} exceeds {}",
+                    super::DPP_MAX_KN
+                ),
             ));
         }
         if lambda.iter().any(|v| !v.is_finite()) || u.iter().any(|v| !v.is_finite()) {
@@ -329,7 +339,7 @@ impl KDpp {
         for t in 0..kb {
             let total: f64 = self.resid.iter().map(|&v| v.max(0.0)).sum();
             // Exactly kb − t ≥ 1 for an orthonormal basis.
-            if !(total > 0.5) {
+            if total.is_nan() || total <= 0.5 {
                 return false;
             }
             let mut target = uniform(rng) * total;
