@@ -37,6 +37,7 @@ export class KsdPanel {
    *   (a Float64Array copy of the data, transferred), chains, signed, warmup, onError }
    */
   constructor(opts) {
+    const t0 = performance.now();
     this.warmup = opts.warmup ?? 0;
     this.onError = opts.onError ?? (() => {});
     this.pending = false;
@@ -68,6 +69,7 @@ export class KsdPanel {
       type: 'start', config: opts.config, names: opts.names, values: opts.values,
       chains: opts.chains, signed: opts.signed, maxDraws: opts.maxDraws ?? 0, warmup: this.warmup,
     }, opts.values?.buffer ? [opts.values.buffer] : []);
+    this.account(t0, 'start');
   }
 
   /**

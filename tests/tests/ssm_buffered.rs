@@ -217,3 +217,26 @@ fn at3_particle_buffer_bias() {
     );
     assert!(bias[3] < 0.3 * bias[0], "{bias:?}");
 }
+
+/// Huge S or B (any usize is accepted from settings) clamp to the series instead of overflowing.
+#[test]
+fn huge_subsequence_and_buffer_clamp_to_the_series() {
+    use tallmc_core::ssm::buffered::Window;
+    for (s, b) in [(40, usize::MAX), (usize::MAX, 10), (usize::MAX, usize::MAX)] {
+        let cfg = BufferConfig::new(s, b).unwrap();
+        for start in [0, 30, 99, usize::MAX] {
+            let w = Window::new(100, cfg, start);
+            let sub_start = start.min(100);
+            assert_eq!(w.sub_start, sub_start);
+            assert_eq!(
+                w.sub_end,
+                sub_start.saturating_add(s).min(100),
+                "S={s} B={b} start={start}"
+            );
+            assert!(w.start <= w.sub_start && w.sub_end <= w.end && w.end <= 100);
+            if b == usize::MAX {
+                assert_eq!((w.start, w.end), (0, 100));
+            }
+        }
+    }
+}

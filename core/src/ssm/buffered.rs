@@ -78,10 +78,10 @@ impl Window {
     /// (S is truncated to the series if it would run past its end).
     pub fn new(t_len: usize, cfg: BufferConfig, sub_start: usize) -> Self {
         let sub_start = sub_start.min(t_len);
-        let sub_end = (sub_start + cfg.subseq_len).min(t_len);
+        let sub_end = sub_start.saturating_add(cfg.subseq_len).min(t_len);
         Window {
             start: sub_start.saturating_sub(cfg.buffer),
-            end: (sub_end + cfg.buffer).min(t_len),
+            end: sub_end.saturating_add(cfg.buffer).min(t_len),
             sub_start,
             sub_end,
         }
