@@ -17,7 +17,9 @@
 //! The thesis's Ch.3 form θ + ε(∇log p + ĝ)/T + N(0, 2ε/T) is this one with h = 2ε/T; the
 //! default step (`step_size` = auto) is its ε = 0.05, h = 0.1/T. B = 0 is the biased
 //! no-buffer estimator, S = T and B = 0 the full-sequence gradient. No Metropolis correction:
-//! the chain is approximate (`exact()` is false).
+//! the chain is approximate (`exact()` is false). A window whose log-likelihood estimate is not
+//! finite (a dead filter: every particle weight zero at some time point) gives no usable score:
+//! the step is reported divergent and θ is left unchanged.
 //!
 //! # Cost
 //! One per-datum evaluation is one time point for one particle: a particle step evaluates one
@@ -40,7 +42,7 @@ use crate::registry::{ChainConfig, ParamKind, ParamSpec, SamplerInfo};
 use crate::rng::{uniform, ChainRng};
 use crate::settings::Settings;
 use crate::ssm::buffered::{self, BufferConfig, BufferedGradient, Window};
-use crate::ssm::pf::{PfConfig, Proposal};
+use crate::ssm::pf::{PfConfig, Proposal, MAX_PARTICLES};
 use crate::ssm::resample::Resampling;
 use alloc::boxed::Box;
 use alloc::string::String;
@@ -113,7 +115,7 @@ pub(crate) const fn p_particles(default: usize) -> ParamSpec {
         kind: ParamKind::Int {
             default,
             min: 1,
-            max: 10_000_000,
+            max: crate::ssm::pf::MAX_PARTICLES,
         },
     }
 }
@@ -378,6 +380,12 @@ impl Chain for PfSgldChain {
         self.last_window = Some(gi.window);
         info.extra[0] = (gi.window.sub_start + 1) as f64;
         info.extra[3] = gi.window_log_lik;
+        // a dead filter (every weight zero at some time point: p̂(y_{S*}|θ) = 0) or a
+        // non-finite window likelihood leaves no usable score: divergent step, θ unchanged
+        if !gi.window_log_lik.is_finite() {
+            info.divergent = true;
+            return info;
+        }
         let lp = ssm.log_prior_grad(&self.theta, &mut self.grad);
         if !lp.is_finite() || self.grad.iter().any(|g| !g.is_finite()) {
             info.divergent = true;
@@ -414,7 +422,7 @@ pub(crate) fn filter_settings(
     default_particles: usize,
     default_threshold: f64,
 ) -> Result<PfConfig, Error> {
-    let particles = s.usize_in("particles", default_particles, 1, 10_000_000)?;
+    let particles = s.usize_in("particles", default_particles, 1, MAX_PARTICLES)?;
     let proposal = Proposal::from_name(s.choice("proposal", "optimal", &Proposal::NAMES)?)?;
     let resampling = Resampling::from_name(s.choice(
         "resampling",

@@ -18,7 +18,6 @@ use crate::error::Error;
 use crate::model::DataModel;
 use crate::registry::{ModelInfo, ParamKind, ParamSpec};
 use crate::settings::Settings;
-use crate::ssm::InitialLaw;
 use alloc::string::String;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
@@ -239,13 +238,13 @@ pub static MODELS: &[ModelInfo] = &[
         name: "lgssm",
         description: "Time series: linear Gaussian state-space model x = φx₋₁ + σε, y = x + τη (one column)",
         regression: false,
-        params: SERIES_PARAMS,
+        params: SERIES_PRIOR_PARAMS,
     },
     ModelInfo {
         name: "sv",
         description: "Time series: stochastic volatility x = φx₋₁ + σε, y ~ N(0, eˣτ²) (one column)",
         regression: false,
-        params: SERIES_PARAMS,
+        params: SERIES_PRIOR_PARAMS,
     },
     ModelInfo {
         name: "garch",
@@ -268,6 +267,40 @@ const SERIES_PARAMS: &[ParamSpec] = &[
             "Variance of the normal initial law (initial=normal; the authors' code uses 10)",
         kind: ParamKind::Real {
             default: 10.0,
+            min: 0.0,
+            max: f64::INFINITY,
+        },
+    },
+];
+
+/// `lgssm` and `sv`: the initial law and the prior φ | σ ~ N(0, (cσ)²), σ⁻¹, τ⁻¹ ~ Gamma(a, b)
+/// (`crate::ssm::scale_prior_from_settings`).
+const SERIES_PRIOR_PARAMS: &[ParamSpec] = &[
+    SERIES_PARAMS[0],
+    SERIES_PARAMS[1],
+    ParamSpec {
+        key: "phi_prior_scale",
+        description: "c in the prior φ | σ ~ N(0, (cσ)²)",
+        kind: ParamKind::Real {
+            default: 10.0,
+            min: 0.0,
+            max: f64::INFINITY,
+        },
+    },
+    ParamSpec {
+        key: "inv_shape",
+        description: "Shape a of the Gamma(a, b) prior on σ⁻¹ and τ⁻¹",
+        kind: ParamKind::Real {
+            default: 101.0,
+            min: 0.0,
+            max: f64::INFINITY,
+        },
+    },
+    ParamSpec {
+        key: "inv_scale",
+        description: "Scale b of the Gamma(a, b) prior on σ⁻¹ and τ⁻¹ (default 1/101)",
+        kind: ParamKind::Real {
+            default: 1.0 / 101.0,
             min: 0.0,
             max: f64::INFINITY,
         },
@@ -571,17 +604,7 @@ pub fn build(
         "gaussian" => Ok(Arc::new(gaussian_from_table(table, design, settings)?)),
         "pmf" => Ok(Arc::new(pmf_from_table(table, design, settings)?)),
         "lgssm" | "sv" | "garch" => {
-            let initial =
-                match settings.choice("initial", "stationary", &["stationary", "normal"])? {
-                    "normal" => InitialLaw::Normal {
-                        var: positive(settings, "initial_var", 10.0)?,
-                    },
-                    _ => {
-                        reject(settings, "initial_var", "with initial=stationary")?;
-                        InitialLaw::Stationary
-                    }
-                };
-            let kind = SsmKind::from_name(name, initial)?;
+            let kind = SsmKind::from_settings(name, settings)?;
             Ok(Arc::new(SeriesModel::from_table(
                 kind,
                 table,

@@ -61,6 +61,36 @@ impl SsmKind {
         }
     }
 
+    /// The model by registry name from settings: the initial law
+    /// ([`crate::ssm::initial_law_from_settings`]: `initial`, `initial_var`) and, for `lgssm`
+    /// and `sv`, the prior ([`crate::ssm::scale_prior_from_settings`]: `phi_prior_scale`,
+    /// `inv_shape`, `inv_scale`; an error for `garch`, whose prior has no such keys).
+    pub fn from_settings(name: &str, settings: &crate::settings::Settings) -> Result<Self, Error> {
+        let initial = crate::ssm::initial_law_from_settings(settings)?;
+        match name {
+            "lgssm" => Ok(SsmKind::Lgssm(Lgssm::new(
+                initial,
+                crate::ssm::scale_prior_from_settings(settings)?,
+            )?)),
+            "sv" => Ok(SsmKind::Sv(StochasticVolatility::new(
+                initial,
+                crate::ssm::scale_prior_from_settings(settings)?,
+            )?)),
+            "garch" => {
+                for k in crate::ssm::SCALE_PRIOR_KEYS {
+                    if settings.contains(k) {
+                        return Err(Error::setting(k, "has no effect with model garch"));
+                    }
+                }
+                Ok(SsmKind::Garch(Garch::new(initial)?))
+            }
+            other => Err(Error::Unknown {
+                what: "time-series model",
+                name: other.into(),
+            }),
+        }
+    }
+
     /// The model as a trait object.
     pub fn ssm(&self) -> &dyn StateSpaceModel {
         match self {
@@ -183,10 +213,10 @@ impl DataModel for SeriesModel {
         self.ssm().log_prior(theta)
     }
     /// ℓᵢ = log p(yᵢ₊₁ | y₁:ᵢ) (0-based i) by the Kalman filter on y₁..yᵢ₊₁ (O(i)); NaN for
-    /// models without an exact likelihood.
+    /// models without an exact likelihood, for i ≥ T and for a θ of the wrong length.
     fn log_lik(&self, theta: &[f64], i: usize) -> f64 {
         match (self.lgssm(), self.y.get(..=i)) {
-            (Some(m), Some(head)) => {
+            (Some(m), Some(head)) if theta.len() == 3 => {
                 let p = KalmanParams::of(m, theta);
                 kalman::filter_log_lik(&p, head) - kalman::filter_log_lik(&p, &head[..i])
             }

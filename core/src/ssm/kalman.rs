@@ -38,9 +38,13 @@ pub struct KalmanParams {
 }
 
 impl KalmanParams {
-    /// Parameters of `model` at θ.
+    /// Parameters of `model` at θ = (φ, log σ, log τ); a θ of another length gives NaN
+    /// parameters (and so NaN likelihoods), never a panic.
     pub fn of(model: &Lgssm, theta: &[f64]) -> Self {
-        let eta = [theta[0], math::exp(theta[1]), math::exp(theta[2])];
+        let eta = match theta {
+            [phi, ls, lt] => [*phi, math::exp(*ls), math::exp(*lt)],
+            _ => [f64::NAN; 3],
+        };
         let (m0, p0) = model.initial_moments(&eta);
         KalmanParams {
             phi: eta[0],

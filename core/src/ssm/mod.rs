@@ -182,8 +182,8 @@ pub fn initial_law_from_settings(settings: &Settings) -> Result<InitialLaw, Erro
     match settings.choice("initial", "stationary", &["stationary", "normal"])? {
         "normal" => {
             let var = settings.f64_or("initial_var", 10.0)?;
-            if var <= 0.0 {
-                return Err(Error::setting("initial_var", "must be > 0"));
+            if !(var > 0.0 && var.is_finite()) {
+                return Err(Error::setting("initial_var", "must be a finite number > 0"));
             }
             Ok(InitialLaw::Normal { var })
         }
@@ -199,19 +199,35 @@ pub fn initial_law_from_settings(settings: &Settings) -> Result<InitialLaw, Erro
     }
 }
 
+/// The `lgssm`/`sv` prior from settings: `phi_prior_scale` (c, default 10), `inv_shape`
+/// (a, default 101), `inv_scale` (b, default 1/101) of [`lgssm::ScalePrior`], each a finite
+/// number > 0.
+pub fn scale_prior_from_settings(settings: &Settings) -> Result<lgssm::ScalePrior, Error> {
+    let d = lgssm::ScalePrior::default();
+    let mut v = [0.0; 3];
+    for (slot, (key, default)) in v.iter_mut().zip([
+        ("phi_prior_scale", d.phi_scale),
+        ("inv_shape", d.inv_shape),
+        ("inv_scale", d.inv_scale),
+    ]) {
+        let x = settings.f64_or(key, default)?;
+        if !(x > 0.0 && x.is_finite()) {
+            return Err(Error::setting(key, "must be a finite number > 0"));
+        }
+        *slot = x;
+    }
+    lgssm::ScalePrior::new(v[0], v[1], v[2])
+}
+
+/// Keys of [`scale_prior_from_settings`].
+pub const SCALE_PRIOR_KEYS: [&str; 3] = ["phi_prior_scale", "inv_shape", "inv_scale"];
+
 /// A model by name (one of [`MODELS`]) from settings: the initial law (see
 /// [`initial_law_from_settings`]) and, for `lgssm` and `sv`, the prior hyperparameters
 /// `phi_prior_scale` (10), `inv_shape` (101), `inv_scale` (1/101) of [`lgssm::ScalePrior`].
 pub fn build(name: &str, settings: &Settings) -> Result<Box<dyn StateSpaceModel>, Error> {
     let initial = initial_law_from_settings(settings)?;
-    let scale_prior = |s: &Settings| -> Result<lgssm::ScalePrior, Error> {
-        let d = lgssm::ScalePrior::default();
-        lgssm::ScalePrior::new(
-            s.f64_or("phi_prior_scale", d.phi_scale)?,
-            s.f64_or("inv_shape", d.inv_shape)?,
-            s.f64_or("inv_scale", d.inv_scale)?,
-        )
-    };
+    let scale_prior = scale_prior_from_settings;
     match name {
         "lgssm" => Ok(Box::new(Lgssm::new(initial, scale_prior(settings)?)?)),
         "sv" => Ok(Box::new(StochasticVolatility::new(

@@ -52,6 +52,10 @@ impl Proposal {
     }
 }
 
+/// Largest particle count N accepted anywhere (10⁶: the filter's buffers are O(N·p) and the
+/// playground runs in wasm's 4 GB address space).
+pub const MAX_PARTICLES: usize = 1_000_000;
+
 /// Filter settings.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PfConfig {
@@ -76,6 +80,9 @@ impl PfConfig {
         if particles == 0 {
             return Err(Error::setting("particles", "must be at least 1"));
         }
+        if particles > MAX_PARTICLES {
+            return Err(Error::setting("particles", "must be at most 1000000"));
+        }
         if !(ess_threshold > 0.0 && ess_threshold <= 1.0) {
             return Err(Error::setting("ess_threshold", "must be in (0, 1]"));
         }
@@ -92,7 +99,7 @@ impl PfConfig {
     /// (`multinomial|stratified|systematic|residual`, default `systematic`), `ess_threshold`
     /// (κ ∈ (0, 1], default 1 = resample every step).
     pub fn from_settings(settings: &crate::settings::Settings) -> Result<Self, Error> {
-        let particles = settings.usize_in("particles", 1000, 1, 1_000_000)?;
+        let particles = settings.usize_in("particles", 1000, 1, MAX_PARTICLES)?;
         let proposal =
             Proposal::from_name(settings.choice("proposal", "optimal", &Proposal::NAMES)?)?;
         let resampling = Resampling::from_name(settings.choice(
