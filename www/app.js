@@ -832,7 +832,11 @@ const EXTRA_LABELS = {
   batch_size: 'batch size (batch_size)',
   ess_min: 'minimum filter ESS (ess_min)',
   ess_mean: 'mean filter ESS (ess_mean)',
+  refreshed_block: 'refreshed block of u, −1 = refresh rejected (refreshed_block)',
 };
+
+/** Internals that are labels, not quantities: plotted per iteration, never averaged. */
+const CATEGORICAL_EXTRAS = new Set(['refreshed_block', 'window_start']);
 
 /** Cost-panel rows for the kernel extras that have a plot (post warm-up means). */
 function extraRows(run, accN) {
@@ -842,7 +846,7 @@ function extraRows(run, accN) {
   if (run.sigma2Idx >= 0) rows.push(['mean σ̂² of the log-likelihood estimator (post warm-up)', fmt(mean(run.sigma2Idx), 3)]);
   // Every other sampler internal: its post-warm-up mean per iteration.
   (run.extraNames ?? []).slice(0, EXTRAS).forEach((name, k) => {
-    if (k === run.fracIdx || k === run.sigma2Idx) return;
+    if (k === run.fracIdx || k === run.sigma2Idx || CATEGORICAL_EXTRAS.has(name)) return;
     rows.push([`mean ${EXTRA_LABELS[name] ?? name} per iteration (post warm-up)`, fmt(mean(k), 3)]);
   });
   if (run.signed) {

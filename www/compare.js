@@ -515,7 +515,8 @@ export function initCompare(context) {
   ctx = context;
   const q = ctx.params.get('compare');
   if (q) cmp.configs = q.split(';').filter(Boolean).map(parseConfig);
-  const ref = Number(ctx.params.get('ref'));
+  const refParam = ctx.params.get('ref');
+  const ref = refParam === null ? NaN : Number(refParam);
   cmp.ref = Number.isInteger(ref) && ref >= 0 && ref < cmp.configs.length ? ref : -1;
   $('compare-add').addEventListener('click', addCurrent);
   $('compare-run').addEventListener('click', runAll);

@@ -53,7 +53,10 @@ test('compare mode: nuts and hmc-ecs agree within 0.15 sd on logistic data', asy
 test('compare mode: a not-exact configuration (qnhmc adapt=continuous) is not the default reference', async () => {
   const { page, errors, foreign } = await openPage(env,
     '?dataset=logistic&n=500&d=2&model=logistic&sampler=nuts&chains=1&warmup=50&draws=50&seed=1&compare=qnhmc:adapt=continuous;qnhmc;nuts');
-  await page.waitForFunction(() => document.querySelectorAll('[data-testid=compare-reference] option').length === 3, null, { timeout: 30000 });
+  await page.waitForFunction(() => {
+    const sel = document.querySelector('[data-testid=compare-reference]');
+    return sel && sel.options.length === 3 && sel.value !== '';
+  }, null, { timeout: 30000 });
   assert.equal(await page.inputValue('[data-testid=compare-reference]'), '1');
   assert.deepEqual(errors, []);
   assert.deepEqual(foreign, []);

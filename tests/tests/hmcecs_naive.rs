@@ -79,3 +79,62 @@ fn energy_conservation_keeps_acceptance() {
         naive.accept
     );
 }
+
+/// The `refreshed_block` extra (the playground's "refreshed blocks" view): each iteration it is
+/// the index g ∈ 0..G of the block of u the u-step replaced, or −1 when the refresh was rejected.
+/// So its values are integers in {−1} ∪ 0..G, the refreshed fraction matches the mean u-step
+/// acceptance probability (binomial, 4 SE), and every block gets refreshed. The naive scheme has
+/// no block u-step, so it does not report the extra.
+#[test]
+fn refreshed_block_extra_reports_the_u_step() {
+    use tallmc_core::chain::{run_chain, Chain, Phase};
+    use tallmc_core::kernel::hmcecs_chain::{EcsChain, EcsConfig};
+    use tallmc_core::settings::Settings;
+    let (glm, _) = logistic_data(2_000, 3, 7);
+    let model: Arc<dyn DataModel> = Arc::new(glm);
+    let build = |kv: &[&str], rng: &mut tallmc_core::rng::ChainRng| {
+        let mut s = Settings::new();
+        for p in kv {
+            s.insert_pair(p).unwrap();
+        }
+        let cfg = EcsConfig::from_settings(&s, false).unwrap();
+        EcsChain::new(model.clone(), cfg, 200, rng).unwrap()
+    };
+    let mut rng = tallmc_core::rng::chain_rng(3, 0);
+    // First-order control variates with m = 40 make the u-step reject about 8% of refreshes.
+    let mut chain = build(&["m=40", "G=4", "order=1"], &mut rng);
+    let names = chain.extra_names();
+    let ix = names.iter().position(|n| *n == "refreshed_block").unwrap();
+    let g_blocks = chain
+        .resolved()
+        .iter()
+        .find(|(k, _)| *k == "G")
+        .map(|(_, v)| *v as usize)
+        .unwrap();
+    let (mut refreshed, mut p_sum, mut k) = (0usize, 0.0, 0usize);
+    let mut seen = vec![false; g_blocks];
+    run_chain(&mut chain, &mut rng, 2_000, |ph, _, _, info| {
+        if ph != Phase::Sampling {
+            return;
+        }
+        let b = info.extra[ix];
+        assert!(
+            b == -1.0 || (b >= 0.0 && b.fract() == 0.0 && (b as usize) < g_blocks),
+            "{b}"
+        );
+        if b >= 0.0 {
+            refreshed += 1;
+            seen[b as usize] = true;
+        }
+        p_sum += info.extra[1];
+        k += 1;
+    });
+    let frac = refreshed as f64 / k as f64;
+    let p = p_sum / k as f64;
+    let se = (p * (1.0 - p) / k as f64).sqrt();
+    println!("refreshed fraction {frac:.4}, mean u-accept {p:.4} ± {se:.4}, G = {g_blocks}");
+    assert!((frac - p).abs() < 4.0 * se + 1e-12, "{frac} vs {p} ± {se}");
+    assert!(seen.iter().all(|s| *s), "blocks never refreshed: {seen:?}");
+    let naive = build(&["energy=full", "m=100"], &mut rng);
+    assert!(!naive.extra_names().contains(&"refreshed_block"));
+}

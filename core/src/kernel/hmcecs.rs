@@ -194,6 +194,9 @@ pub struct HmcEcsState {
     idx_buf: Vec<usize>,
     /// Acceptance probability of the last u-step.
     pub last_u_accept: f64,
+    /// Index of the block the last u-step refreshed (perturbed estimator), −1 if the refresh was
+    /// rejected, NaN when there was no block u-step (signed estimator, `energy=full`).
+    pub last_refreshed_block: f64,
 }
 
 impl HasPosition for HmcEcsState {
@@ -437,6 +440,7 @@ impl HmcEcs {
                 v: vec![0.0; d],
                 idx_buf: Vec::new(),
                 last_u_accept: f64::NAN,
+                last_refreshed_block: f64::NAN,
             },
             evals,
         ))
@@ -499,6 +503,7 @@ impl HmcEcs {
                     idx[r].copy_from_slice(&st.idx_buf);
                 }
                 st.last_u_accept = a;
+                st.last_refreshed_block = if ok { g as f64 } else { -1.0 };
                 (st.idx_buf.len() as u64, ok)
             }
             (
@@ -702,7 +707,11 @@ impl HmcEcs {
             },
             u_acc,
             self.data_fraction(&st.u),
-            f64::NAN,
+            if self.full_energy {
+                f64::NAN
+            } else {
+                st.last_refreshed_block
+            },
         ]
     }
 

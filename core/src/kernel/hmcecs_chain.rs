@@ -897,6 +897,9 @@ impl Chain for EcsChain {
         };
         if self.cfg.nuts_depth.is_some() {
             v.push("tree_depth");
+        } else if !self.cfg.signed && !self.cfg.full_energy {
+            // Which of the G blocks of u the u-step refreshed (−1: refresh rejected).
+            v.push("refreshed_block");
         }
         v
     }
