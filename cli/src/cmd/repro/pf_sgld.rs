@@ -146,8 +146,14 @@ pub(crate) fn run(a: &ReproArgs, out: &Path) -> Result<(), CliError> {
                 intercept: false,
                 standardize: false,
             };
+            // x₀ ~ N(0, 10) before y₁ and before each window (the authors' code; spec §2.6,
+            // pitfall 7): the model's initial law is also the window's
+            let mut model_settings = Settings::new();
+            model_settings.insert_pair("initial=normal").map_err(err)?;
+            model_settings.insert_pair("initial_var=10").map_err(err)?;
             let model =
-                registry::build_model(model_name, &table, &spec, &Settings::new()).map_err(err)?;
+                registry::build_model(model_name, &table, &spec, &model_settings).map_err(err)?;
+            model_settings.check_all_used().map_err(err)?;
             for (ri, row) in ROWS.iter().enumerate() {
                 if row.kalman && model_name != "lgssm" {
                     continue;
