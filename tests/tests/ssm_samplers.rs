@@ -1,7 +1,8 @@
 //! The time-series samplers `pf-sgld` and `pmmh` (Putcha 2024, ch. 3), run through the registry
 //! like the CLI and the browser do:
 //! - AT8: buffered PF-SGLD (B = 10) on a synthetic LGSSM with T = 10⁴ matches the posterior
-//!   mean of φ of a long exact Kalman-likelihood MH chain within 0.01; B = 0 is measurably worse;
+//!   mean of φ of a long exact Kalman-likelihood MH chain within 0.01 and 4 MCSE; B = 0 is
+//!   measurably worse in the mean and has a larger KSD;
 //! - `pmmh` (particle likelihood) on `lgssm` agrees with the Kalman-likelihood MH chain within
 //!   4 MCSE on every coordinate;
 //! - routing: time-series samplers refuse i.i.d. models and vice versa, the exact samplers
@@ -104,8 +105,50 @@ fn mcse(x: &[f64]) -> f64 {
     diag::mcse_mean(&[x])
 }
 
+/// Batch-means MCSE of the mean with `nb` batches (a check on the ESS-based MCSE for sticky
+/// chains).
+fn mcse_batch(x: &[f64], nb: usize) -> f64 {
+    let len = x.len() / nb;
+    let means: Vec<f64> = (0..nb).map(|b| mean(&x[b * len..(b + 1) * len])).collect();
+    let m = mean(&means);
+    let var = means.iter().map(|v| (v - m) * (v - m)).sum::<f64>() / (nb - 1) as f64;
+    (var / nb as f64).sqrt()
+}
+
+/// log10 of the thesis KSD (Σⱼ √Vⱼ, IMQ, exact Kalman scores) of ≤ `k` evenly thinned draws.
+fn log10_ksd(model: &Arc<dyn DataModel>, draws: &[Vec<f64>], k: usize) -> f64 {
+    let n = draws[0].len();
+    let idx = diag::ksd::thin_indices(n, k);
+    let mut pts = Vec::with_capacity(idx.len() * draws.len());
+    for &i in &idx {
+        for c in draws {
+            pts.push(c[i]);
+        }
+    }
+    let sc = diag::ksd::exact_scores(model.as_ref(), &pts).unwrap();
+    diag::ksd::ksd(&diag::ksd::Imq::DEFAULT, &pts, &sc, draws.len())
+        .unwrap()
+        .thesis
+        .log10()
+}
+
 /// AT8 (spec §5.2): T = 10⁴, S = 40, B = 10 vs B = 0, particle gradients, against a long exact
-/// Kalman-likelihood random-walk MH chain.
+/// Kalman-likelihood random-walk MH chain (posterior mean of φ) and a Kalman-gradient ("N =
+/// ∞") SGLD chain with the same window, step and length (KSD with exact Kalman scores).
+///
+/// Settings, reduced from the spec's N = 500–1000 and 2·10⁴ iterations to keep the file near
+/// 20 s: N = 200, h = 2·10⁻⁶ (the thesis's ε = hT/2 = 0.01, the smaller of its two choices),
+/// 3000 warm-up (from the data-based start φ = 0.5) + 9000 draws. At this step SGLD's own O(h)
+/// bias of the φ mean is small (reviewer, Kalman gradient, 30k + 60k iterations: −0.0032 at
+/// h = 10⁻⁵, −0.0007 at 2·10⁻⁶, −0.0003 at 10⁻⁶), so B = 10 must match the exact posterior
+/// mean both within the spec's 0.01 and within 4 combined MCSE; B = 0 must be worse by more
+/// than 3 combined MCSE and have a larger KSD than both B = 10 chains.
+///
+/// Not asserted: the spec's "B = 10 KSD within 2× of the Kalman-gradient chain's". At this
+/// length the chains' φ ESS is only ≈ 70–130 and the KSD of 200 thinned draws moves by ±0.2
+/// in log10 between runs of the same settings (measured log10 KSD particle/Kalman 1.58/1.83
+/// with 1000 + 6000 iterations, 1.86/1.54 with 3000 + 9000), so a factor 2 (0.30) is not
+/// resolved; both values are printed. The B = 0 gap (≈ 0.6–0.9) is.
 #[test]
 fn at8_buffered_pf_sgld_matches_the_kalman_posterior_mean() {
     let table = series("lgssm", 10_000, 8);
@@ -115,83 +158,142 @@ fn at8_buffered_pf_sgld_matches_the_kalman_posterior_mean() {
     // the posterior mean much less (its bias shows in the spread instead).
     let model_settings = settings(&["initial=normal", "initial_var=10"]);
     let model = build_model("lgssm", &table, &spec(), &model_settings).unwrap();
+    let t0 = std::time::Instant::now();
     let reference = run(&model, "pmmh", &["likelihood=kalman"], 2000, 10_000, 1);
     let ref_phi = mean(&reference.draws[0]);
     let ref_se = mcse(&reference.draws[0]);
     let sd_phi = diag::summarize(&[&reference.draws[0]]).sd;
     println!(
-        "reference: phi mean {ref_phi:.5} ± {ref_se:.5} (sd {sd_phi:.4}, accept {:.3})",
-        reference.accept
+        "reference: phi mean {ref_phi:.5} ± {ref_se:.5} (sd {sd_phi:.4}, accept {:.3}), {:.1} s",
+        reference.accept,
+        t0.elapsed().as_secs_f64()
     );
-    // h = 2ε/T with the thesis's ε = 0.01 (its Ch.3 form with the code's 1/T scaling)
-    let h = format!("step_size={}", 0.1 / 10_000.0);
-    let mut err = [0.0; 2];
-    let mut se = [0.0; 2];
-    for (k, b) in ["buffer=10", "buffer=0"].iter().enumerate() {
+    let (warmup, ndraws) = (3000, 9000);
+    let h = "step_size=2e-6";
+    let np = "particles=200";
+    let mut err = [0.0; 3];
+    let mut se = [0.0; 3];
+    let mut lksd = [0.0; 3];
+    for (k, (b, grad)) in [
+        ("buffer=10", &np[..]),
+        ("buffer=0", &np[..]),
+        ("buffer=10", "gradient=kalman"),
+    ]
+    .iter()
+    .enumerate()
+    {
         let t0 = std::time::Instant::now();
         let r = run(
             &model,
             "pf-sgld",
-            &[&h, b, "subseq_len=40", "particles=100", "init=model"],
-            1000,
-            6000,
+            &[h, b, "subseq_len=40", grad, "init=model"],
+            warmup,
+            ndraws,
             2,
         );
         let m = mean(&r.draws[0]);
         err[k] = m - ref_phi;
         se[k] = (mcse(&r.draws[0]).powi(2) + ref_se * ref_se).sqrt();
-        let per_iter = r.cost.lik_evals as f64 / 6000.0;
+        lksd[k] = log10_ksd(&model, &r.draws, 200);
         println!(
-            "{b}: phi mean {m:.5} (error {:+.5} ± {:.5}), sd {:.4}, ess {:.0}, lik evals/iter {per_iter}, {:.1} s",
+            "{b} {grad}: phi mean {m:.5} (error {:+.5} ± {:.5} = {:.1} se), sd {:.4}, ess {:.0}, log10 ksd {:.3}, {:.1} s",
             err[k],
             se[k],
+            err[k] / se[k],
             diag::summarize(&[&r.draws[0]]).sd,
             diag::ess_bulk(&[&r.draws[0]]),
+            lksd[k],
             t0.elapsed().as_secs_f64()
         );
     }
+    println!(
+        "log10 KSD: B = 10 particle {:.3}, Kalman-gradient {:.3} (ratio {:.2}); B = 0 {:.3}",
+        lksd[0],
+        lksd[2],
+        10f64.powf(lksd[0] - lksd[2]),
+        lksd[1]
+    );
     assert!(
         err[0].abs() < 0.01,
         "B = 10: |error| {} ≥ 0.01",
         err[0].abs()
     );
     assert!(
+        err[0].abs() < 4.0 * se[0],
+        "B = 10: error {} beyond 4 MCSE {}",
+        err[0],
+        se[0]
+    );
+    assert!(
         err[1].abs() > err[0].abs() + 3.0 * (se[0] * se[0] + se[1] * se[1]).sqrt(),
         "B = 0 is not measurably worse: {err:?} ± {se:?}"
     );
+    assert!(
+        lksd[1] > lksd[0] && lksd[1] > lksd[2],
+        "B = 0 KSD is not larger: {lksd:?}"
+    );
 }
 
-/// `pmmh` with the unbiased particle likelihood targets the exact posterior: on `lgssm` its
-/// means agree with the exact Kalman-likelihood MH chain within 4 MCSE (both chains' MCSE).
+/// `pmmh` with the unbiased particle likelihood targets the exact posterior: on `lgssm` the
+/// means of two independent particle chains (pooled, multi-chain MCSE) agree with a long exact
+/// Kalman-likelihood MH chain within 4 MCSE. The MCSE is checked on these sticky chains
+/// (acceptance ≈ 0.15): a batch-means MCSE (20 batches) must not exceed the ESS-based one by
+/// more than 1.5× (measured ratios 0.8–1.2). Earlier this test used one particle chain and a
+/// 20 000-draw exact chain and sat at −3.0 MCSE on log σ; measured then: particle seeds 5–8
+/// all high in φ and low in log σ against that chain, while four 10⁵-draw exact chains gave
+/// φ 0.9053 ± 0.0003, log σ −0.1228 ± 0.0005 (the 20 000-draw chain: 0.9038, −0.1202, 1.5
+/// MCSE off) and the particle seeds average 0.9061, −0.1248 — the short reference, not an
+/// underestimated MCSE or a pmmh bias.
 #[test]
 fn pmmh_agrees_with_kalman_mh_on_lgssm() {
     let table = series("lgssm", 100, 3);
     let model = build_model("lgssm", &table, &spec(), &Settings::new()).unwrap();
-    let exact = run(&model, "pmmh", &["likelihood=kalman"], 2000, 20_000, 4);
+    let exact = run(&model, "pmmh", &["likelihood=kalman"], 2000, 60_000, 4);
+    let t0 = std::time::Instant::now();
     let particle = run(&model, "pmmh", &["particles=50"], 2000, 12_000, 5);
+    let particle2 = run(&model, "pmmh", &["particles=50"], 2000, 12_000, 6);
+    println!("particle pmmh {:.1} s", t0.elapsed().as_secs_f64());
     println!(
-        "accept: kalman {:.3}, particle {:.3}",
-        exact.accept, particle.accept
+        "accept: kalman {:.3}, particle {:.3} / {:.3}",
+        exact.accept, particle.accept, particle2.accept
     );
     // cost: N·T observation densities per particle step, T per Kalman step
     assert_eq!(particle.cost.lik_evals, 12_000 * 50 * 100);
-    assert_eq!(exact.cost.lik_evals, 20_000 * 100);
+    assert_eq!(exact.cost.lik_evals, 60_000 * 100);
     assert_eq!(particle.cost.grad_evals, 0);
     for j in 0..3 {
-        let (a, b) = (&exact.draws[j], &particle.draws[j]);
-        let se = (mcse(a).powi(2) + mcse(b).powi(2)).sqrt();
-        let diff = mean(b) - mean(a);
+        let a = &exact.draws[j];
+        let (b1, b2) = (&particle.draws[j], &particle2.draws[j]);
+        let mb = 0.5 * (mean(b1) + mean(b2));
+        let se_b = diag::mcse_mean(&[b1, b2]);
+        let se = (mcse(a).powi(2) + se_b.powi(2)).sqrt();
+        let diff = mb - mean(a);
         println!(
-            "param {j}: kalman {:.4} (ess {:.0}), particle {:.4} (ess {:.0}), diff {diff:+.4} = {:.2} se",
+            "param {j}: kalman {:.4} (ess {:.0}), particle {mb:.4} (ess {:.0}; chains {:.4}, {:.4}), diff {diff:+.4} = {:.2} se; mcse kalman {:.5} / batch {:.5}, particle {:.5} / batch {:.5}, {:.5} / batch {:.5}",
             mean(a),
             diag::ess_bulk(&[a]),
-            mean(b),
-            diag::ess_bulk(&[b]),
-            diff / se
+            diag::ess_bulk(&[b1, b2]),
+            mean(b1),
+            mean(b2),
+            diff / se,
+            mcse(a),
+            mcse_batch(a, 20),
+            mcse(b1),
+            mcse_batch(b1, 20),
+            mcse(b2),
+            mcse_batch(b2, 20),
         );
+        for x in [&a, &b1, &b2] {
+            assert!(
+                mcse_batch(x, 20) < 1.5 * mcse(x),
+                "param {j}: batch-means MCSE {} ≫ ESS-based {}",
+                mcse_batch(x, 20),
+                mcse(x)
+            );
+        }
         assert!(diff.abs() < 4.0 * se, "param {j}: {diff} vs 4 × {se}");
         assert!(
-            diag::ess_bulk(&[b]) > 100.0,
+            diag::ess_bulk(&[b1]) > 100.0 && diag::ess_bulk(&[b2]) > 100.0,
             "param {j}: particle chain barely mixes"
         );
     }
