@@ -4,7 +4,9 @@
 //! - the `lgssm` likelihood of a θ of the wrong length is NaN, never a panic;
 //! - particle counts are capped at 10⁶ everywhere (filter, `pf-sgld`, `pmmh`, registry);
 //! - the series models read the initial law and the prior from the model settings, and the
-//!   registry lists those settings.
+//!   registry lists those settings;
+//! - `pmmh`'s extras and window trace describe the current state's filter run (a rejected
+//!   step repeats them).
 
 use std::sync::Arc;
 use tallmc_core::data::{DesignSpec, Table};
@@ -224,4 +226,53 @@ fn series_model_settings_reach_the_model() {
         .unwrap()
         .to_string();
     assert!(e.contains("initial_var"), "{e}");
+}
+
+/// `pmmh` extras (log_lik, ess_min, ess_mean, resample_rate) and the window trace all belong to
+/// the filter run of the current state: unchanged by a rejected proposal, and the trace's ESS
+/// path gives the reported ess_min / ess_mean.
+#[test]
+fn pmmh_extras_describe_the_current_state() {
+    let model = build_model("sv", &series("sv", 100, 4), &spec(), &Settings::new()).unwrap();
+    for kappa in ["ess_threshold=0.5", "ess_threshold=1"] {
+        let s = settings(&["particles=30", kappa]);
+        let config = ChainConfig {
+            sampler: "pmmh",
+            warmup: 0,
+            settings: &s,
+        };
+        let mut rng = chain_rng(9, 0);
+        let mut chain = build_chain(&config, model.clone(), &mut rng).unwrap();
+        let mut prev: Option<[f64; 4]> = None;
+        let (mut rejected, mut accepted) = (0, 0);
+        for _ in 0..300 {
+            let info = chain.step(&mut rng);
+            let e = info.extra;
+            let tr = chain.window_trace().unwrap();
+            let emin = tr.ess.iter().copied().fold(f64::INFINITY, f64::min);
+            let emean = tr.ess.iter().sum::<f64>() / tr.ess.len() as f64;
+            assert_eq!(tr.ess.len(), 100);
+            assert!(
+                emin == e[1] && (emean - e[2]).abs() < 1e-9,
+                "{kappa}: {e:?}"
+            );
+            if let Some(p) = prev {
+                if info.accepted {
+                    accepted += 1;
+                } else {
+                    rejected += 1;
+                    assert_eq!(
+                        e.map(f64::to_bits),
+                        p.map(f64::to_bits),
+                        "{kappa}: rejected step changed the extras"
+                    );
+                }
+            }
+            prev = Some(e);
+        }
+        assert!(
+            rejected > 10 && accepted > 10,
+            "{kappa}: {accepted} / {rejected}"
+        );
+    }
 }

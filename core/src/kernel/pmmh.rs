@@ -24,9 +24,10 @@
 //! particle and time point), a Kalman run T; counted in `lik_evals`. No gradients.
 //!
 //! # Extras
-//! `log_lik` (the current state's estimate), `ess_min` and `ess_mean` (the filter's effective
-//! sample size over time in the last run, of N; NaN for Kalman), `resample_rate` (fraction of
-//! time steps the last run resampled).
+//! All four describe the **current state's** filter run (the one whose estimate is kept, so a
+//! rejected step repeats the previous values): `log_lik` (its estimate log p̂(y₁:T|θ)), `ess_min`
+//! and `ess_mean` (its effective sample size over time, of N; NaN for Kalman), `resample_rate`
+//! (the fraction of time steps it resampled). The window trace is the same run's ESS path.
 
 use crate::chain::Chain;
 use crate::dist::std_normal;
@@ -115,6 +116,9 @@ pub struct PmmhChain {
     w_n: usize,
     w_mean: Vec<f64>,
     w_m2: Vec<f64>,
+    /// ESS path of the filter run that produced the current state's estimate.
+    cur_ess: Vec<f64>,
+    /// ESS path of the last filter run (the proposal's, until accepted).
     last_ess: Vec<f64>,
 }
 
@@ -192,10 +196,12 @@ impl PmmhChain {
             w_n: 0,
             w_mean: vec![0.0; p],
             w_m2: vec![0.0; p],
+            cur_ess: Vec::new(),
             last_ess: Vec::new(),
         };
         let th = chain.theta.clone();
         let (lp, ll, _) = chain.evaluate(&th, rng);
+        core::mem::swap(&mut chain.cur_ess, &mut chain.last_ess);
         if !(lp.is_finite() && ll.is_finite()) {
             return Err(Error::NonFiniteStart);
         }
@@ -228,9 +234,10 @@ impl PmmhChain {
         }
     }
 
-    /// The filter's ESS path over time of the last particle run (empty for Kalman).
+    /// The filter's ESS path over time of the current state's particle run (empty for
+    /// Kalman).
     pub fn ess_path(&self) -> &[f64] {
-        &self.last_ess
+        &self.cur_ess
     }
 
     /// Particles N (0 for the Kalman likelihood).
@@ -308,13 +315,14 @@ impl Chain for PmmhChain {
             core::mem::swap(&mut self.theta, &mut self.prop);
             self.log_prior = lp;
             self.log_lik = ll;
+            core::mem::swap(&mut self.cur_ess, &mut self.last_ess);
         }
         self.adapt_step(accept);
         info.energy = -(self.log_prior + self.log_lik);
-        let (emin, emean, rate) = if self.last_ess.is_empty() {
+        let (emin, emean, rate) = if self.cur_ess.is_empty() {
             (f64::NAN, f64::NAN, f64::NAN)
         } else {
-            let n = self.last_ess.len() as f64;
+            let n = self.cur_ess.len() as f64;
             let np = self.particles() as f64;
             // resampled at t+1 when ESS after weighting at t fell below κN (κ = threshold)
             let kappa = match &self.lik {
@@ -324,14 +332,14 @@ impl Chain for PmmhChain {
             let resampled = if kappa >= 1.0 {
                 n - 1.0
             } else {
-                self.last_ess[..self.last_ess.len() - 1]
+                self.cur_ess[..self.cur_ess.len() - 1]
                     .iter()
                     .filter(|&&e| e < kappa * np)
                     .count() as f64
             };
             (
-                self.last_ess.iter().copied().fold(f64::INFINITY, f64::min),
-                self.last_ess.iter().sum::<f64>() / n,
+                self.cur_ess.iter().copied().fold(f64::INFINITY, f64::min),
+                self.cur_ess.iter().sum::<f64>() / n,
                 resampled / n,
             )
         };
@@ -362,7 +370,7 @@ impl Chain for PmmhChain {
                 sub_start: 0,
                 sub_end: t,
             },
-            ess: self.last_ess.clone(),
+            ess: self.cur_ess.clone(),
             particles: self.particles(),
         })
     }
