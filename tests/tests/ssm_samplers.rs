@@ -175,8 +175,8 @@ fn at8_buffered_pf_sgld_matches_the_kalman_posterior_mean() {
     let mut se = [0.0; 3];
     let mut lksd = [0.0; 3];
     for (k, (b, grad)) in [
-        ("buffer=10", &np[..]),
-        ("buffer=0", &np[..]),
+        ("buffer=10", np),
+        ("buffer=0", np),
         ("buffer=10", "gradient=kalman"),
     ]
     .iter()
