@@ -77,6 +77,32 @@ fn dead_filter_makes_a_divergent_pf_sgld_step() {
             }
         }
     }
+    // the outlier in the buffer (y₁, S = 40, B = 10, T = 50: in the left buffer for every start
+    // but the first): no score term of its own, so only the dead filter's −∞ window
+    // likelihood flags the step (the scores over S are finite)
+    let mut z: Vec<f64> = (0..50).map(|i| (i as f64 * 0.7).sin()).collect();
+    z[0] = 1e200;
+    let kind = SsmKind::from_name("lgssm", InitialLaw::Stationary).unwrap();
+    let model: Arc<dyn DataModel> = Arc::new(SeriesModel::new(kind, z, "y").unwrap());
+    let s = settings(&["subseq_len=40", "buffer=10", "particles=20", "init=zero"]);
+    let config = ChainConfig {
+        sampler: "pf-sgld",
+        warmup: 0,
+        settings: &s,
+    };
+    let mut rng = chain_rng(4, 0);
+    let mut chain = build_chain(&config, model, &mut rng).unwrap();
+    let before = chain.position().to_vec();
+    let mut in_buffer = 0;
+    for _ in 0..30 {
+        let info = chain.step(&mut rng);
+        assert!(info.divergent && !info.extra[3].is_finite(), "{info:?}");
+        assert_eq!(chain.position(), &before[..]);
+        if info.extra[0] > 1.0 {
+            in_buffer += 1;
+        }
+    }
+    assert!(in_buffer > 10, "{in_buffer}");
     // the same series without the outlier steps normally
     y[20] = 0.3;
     let kind = SsmKind::from_name("lgssm", InitialLaw::Stationary).unwrap();
