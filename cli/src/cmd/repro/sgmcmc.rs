@@ -16,8 +16,8 @@
 //! method runs the same T iterations; the fixed-batch methods then touch the same number of
 //! data points, passes = Σₜ mₜ/N (the thesis's measure), but ASGLD-CV-PS adapts its batch
 //! size mₜ, so its passes differ: the `passes` column reports the measured Σₜ mₜ/N of every
-//! method (from its `batch_size` extra). Control variates evaluate each point twice, which the
-//! `evaluation passes` column counts: max(likelihood, gradient) per-datum evaluations of
+//! method (from its `batch_size` extra). Control variates store ∇ℓᵢ(θ̂) (one evaluation per batch
+//! point; two only when n·d > 2²⁷), which the `evaluation passes` column shows: max(likelihood, gradient) per-datum evaluations of
 //! burn-in and kept iterations over N.
 //! KSD: IMQ (c = 1, β = −½), exact scores, pooled kept draws of all chains thinned to 1000.
 //!
@@ -416,7 +416,7 @@ pub(crate) fn run(a: &ReproArgs, out: &Path) -> Result<(), CliError> {
         "# tallmc repro sgmcmc{}\n\nImbalanced synthetic logistic regression (Putcha 2024 Ch.4 Fig. 4.5.1c, Ch.5): N = {n} ({positives} of class 1, {} of class 0), d = {d} (intercept + 2 informative + 2 noise features), prior N(0, 10·I), seed {seed}.\n\
          SG-MCMC: step h = 1/N = {step:.3e} for every method, batch m = {batch} (1% of N), start at the mode, {chains} chains × ({sg_warm} burn-in + {sg_keep} kept) iterations = {} data passes per chain (Σₜ mₜ/N) for the fixed-batch methods; ASGLD-CV-PS adapts mₜ, see its `passes`.\n\
          Exact reference: NUTS, {chains} chains × ({} + {nuts_draws}). KSD: IMQ kernel (c = 1, β = −½), exact scores, kept draws of all chains thinned to ≤ 1000; `joint` = √V (Gorham–Mackey), `thesis` = Σⱼ√Vⱼ (eq. 4.5.1).\n\
-         Passes: `passes` = Σₜ mₜ/N over burn-in and kept iterations (the thesis's measure); `evaluation passes` = per-datum likelihood/gradient evaluations / N (a control variate evaluates each batch point twice); `setup passes` = mode search, the control variate's full gradient and, for ASGLD-CV-PS, its pilot chains (sampler defaults). Moment errors are against NUTS (mean and sd per parameter, worst parameter).\n",
+         Passes: `passes` = Σₜ mₜ/N over burn-in and kept iterations (the thesis's measure); `evaluation passes` = per-datum likelihood/gradient evaluations / N (a control variate stores ∇ℓᵢ(θ̂), so it evaluates each batch point once unless n·d > 2²⁷); `setup passes` = mode search, the control variate's full gradient and, for ASGLD-CV-PS, its pilot chains (sampler defaults). Moment errors are against NUTS (mean and sd per parameter, worst parameter).\n",
         if a.quick { " --quick" } else { "" },
         n - positives,
         fmt((sg_warm + sg_keep) as f64 * batch as f64 / n as f64),
