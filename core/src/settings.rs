@@ -88,6 +88,22 @@ impl Settings {
         Ok(v)
     }
 
+    /// A finite positive float, or NaN ("choose automatically") when `key` is absent or is
+    /// `auto` / `nan` — the convention of every sampler's `step_size`.
+    pub fn positive_or_auto(&self, key: &str) -> Result<f64, Error> {
+        match self.get_str(key) {
+            None | Some("auto") | Some("nan") | Some("NaN") => Ok(f64::NAN),
+            Some(_) => {
+                let v = self.f64_or(key, f64::NAN)?;
+                if v > 0.0 && v.is_finite() {
+                    Ok(v)
+                } else {
+                    Err(Error::setting(key, "must be a finite number > 0 (or auto)"))
+                }
+            }
+        }
+    }
+
     /// A non-negative integer, `default` when absent, in `[lo, hi]`.
     pub fn usize_in(
         &self,
@@ -171,5 +187,22 @@ mod tests {
         assert!(s.insert_pair("noequals").is_err());
         s.insert("eps", "nan");
         assert!(s.f64_or("eps", 1.0).is_err());
+    }
+
+    #[test]
+    fn positive_or_auto() {
+        let mut s = Settings::new();
+        assert!(s.positive_or_auto("step_size").unwrap().is_nan());
+        for auto in ["auto", "nan", "NaN"] {
+            s.insert("step_size", auto);
+            assert!(s.positive_or_auto("step_size").unwrap().is_nan(), "{auto}");
+        }
+        s.insert("step_size", "0.25");
+        assert_eq!(s.positive_or_auto("step_size").unwrap(), 0.25);
+        for bad in ["0", "-1", "inf", "x"] {
+            s.insert("step_size", bad);
+            assert!(s.positive_or_auto("step_size").is_err(), "{bad}");
+        }
+        assert!(s.check_all_used().is_ok());
     }
 }

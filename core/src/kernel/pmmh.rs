@@ -384,19 +384,7 @@ pub fn build_chain(
 ) -> Result<Box<dyn Chain>, Error> {
     let series = series_of(config.sampler, model)?;
     let s = config.settings;
-    let step = match s.get_str("step_size") {
-        None | Some("auto") | Some("nan") | Some("NaN") => f64::NAN,
-        Some(_) => {
-            let v = s.f64_or("step_size", f64::NAN)?;
-            if !(v > 0.0 && v.is_finite()) {
-                return Err(Error::setting(
-                    "step_size",
-                    "must be a finite number > 0 (or auto)",
-                ));
-            }
-            v
-        }
-    };
+    let step = s.positive_or_auto("step_size")?;
     let target = match s.get_str("target_accept") {
         None | Some("auto") | Some("nan") | Some("NaN") => f64::NAN,
         Some(_) => s.f64_in("target_accept", 0.234, 0.01, 0.99)?,

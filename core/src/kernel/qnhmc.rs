@@ -1262,19 +1262,7 @@ pub fn options_from_settings(
     s: &crate::settings::Settings,
     d: usize,
 ) -> Result<QnhmcOptions, Error> {
-    let step_size = match s.get_str("step_size") {
-        None | Some("auto") | Some("nan") | Some("NaN") => f64::NAN,
-        Some(_) => {
-            let v = s.f64_or("step_size", f64::NAN)?;
-            if !(v > 0.0 && v.is_finite()) {
-                return Err(Error::setting(
-                    "step_size",
-                    "must be a finite number > 0 (or auto)",
-                ));
-            }
-            v
-        }
-    };
+    let step_size = s.positive_or_auto("step_size")?;
     let target_accept = s.f64_in("target_accept", 0.8, 0.01, 0.99)?;
     let n_steps = s.usize_in("L", 10, 1, 100_000)?;
     let jitter = s.f64_in("jitter", 0.0, 0.0, 0.99)?;

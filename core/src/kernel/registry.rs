@@ -244,16 +244,7 @@ fn real_default(spec: &ParamSpec) -> f64 {
 }
 
 fn common(s: &Settings, default_accept: f64) -> Result<Common, Error> {
-    let step_size = match s.get_str("step_size") {
-        None | Some("auto") | Some("nan") | Some("NaN") => f64::NAN,
-        Some(_) => {
-            let v = s.f64_or("step_size", f64::NAN)?;
-            if v <= 0.0 {
-                return Err(Error::setting("step_size", "must be > 0 (or auto)"));
-            }
-            v
-        }
-    };
+    let step_size = s.positive_or_auto("step_size")?;
     let target_accept = s.f64_in("target_accept", default_accept, 0.01, 0.99)?;
     let metric = match s.choice("metric", "diag", &["diag", "dense", "identity"])? {
         "dense" => MetricAdaptation::Dense,

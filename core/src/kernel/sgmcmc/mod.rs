@@ -766,19 +766,7 @@ pub fn build_chain(
         });
     }
     let s = config.settings;
-    let step_size = match s.get_str("step_size") {
-        None | Some("auto") | Some("nan") | Some("NaN") => f64::NAN,
-        Some(_) => {
-            let v = s.f64_or("step_size", f64::NAN)?;
-            if !(v > 0.0 && v.is_finite()) {
-                return Err(Error::setting(
-                    "step_size",
-                    "must be a finite number > 0 (or auto)",
-                ));
-            }
-            v
-        }
-    };
+    let step_size = s.positive_or_auto("step_size")?;
     let schedule = match s.choice("schedule", "constant", &["constant", "decreasing"])? {
         "decreasing" => StepSchedule::Decreasing {
             h0: 1.0,
