@@ -14,35 +14,12 @@ use tallmc_core::chain::Chain;
 use tallmc_core::kernel::qnhmc::{
     Adapt, InitScale, InverseHessian, PairSource, QnhmcChain, QnhmcOptions, Scheme, Store,
 };
-use tallmc_core::model::LogDensity;
 use tallmc_core::rng::{chain_rng, ChainRng};
 use tallmc_tests::{ess, mean, run, var};
 
-const D: usize = 100;
+use tallmc_tests::PaperGaussian;
 
-/// N(0, 11ᵀ + 4I): Σ⁻¹ = ¼(I − 11ᵀ/(4 + d)), gradient in O(d).
-struct PaperGaussian;
-
-impl LogDensity for PaperGaussian {
-    fn dim(&self) -> usize {
-        D
-    }
-    fn log_density(&self, x: &[f64]) -> f64 {
-        let mut g = vec![0.0; D];
-        self.log_density_grad(x, &mut g)
-    }
-    fn log_density_grad(&self, x: &[f64], g: &mut [f64]) -> f64 {
-        let s: f64 = x.iter().sum();
-        let c = s / (4.0 + D as f64);
-        let mut q = 0.0;
-        for j in 0..D {
-            let px = 0.25 * (x[j] - c);
-            g[j] = -px;
-            q += x[j] * px;
-        }
-        -0.5 * q
-    }
-}
+const D: usize = tallmc_tests::PAPER_D;
 
 fn sigma() -> Vec<f64> {
     let mut s = vec![1.0; D * D];

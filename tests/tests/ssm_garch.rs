@@ -12,7 +12,7 @@
 //! γ = φ(1−λ) = 0.63 is large. The thesis' direct-only score (σₜ₋₁² held fixed) fails there.
 
 use tallmc_core::rng::chain_rng;
-use tallmc_core::ssm::pf::{ParticleFilter, PfConfig, Proposal, ScoreSpec};
+use tallmc_core::ssm::pf::{ParticleFilter, PfConfig, Proposal};
 use tallmc_core::ssm::resample::Resampling;
 use tallmc_core::ssm::{Garch, InitialLaw, StateSpaceModel};
 use tallmc_tests::{mean, sd};
@@ -63,17 +63,7 @@ fn garch_particle_filter_matches_the_noise_free_limit() {
     let cfg = PfConfig::new(1000, Proposal::Optimal, Resampling::Systematic, 1.0).unwrap();
     let mut pf = ParticleFilter::new(cfg).unwrap();
     let reps = 100;
-    let mut z = Vec::new();
-    let mut sc = vec![Vec::new(); 3];
-    for _ in 0..reps {
-        let out = pf
-            .run(&model, &theta, &y, Some(ScoreSpec::full()), &mut rng)
-            .unwrap();
-        z.push((out.log_lik - exact).exp());
-        for k in 0..3 {
-            sc[k].push(pf.score()[k]);
-        }
-    }
+    let (z, sc) = tallmc_tests::pf_replicates(&mut pf, &model, &theta, &y, exact, reps, &mut rng);
     let se = sd(&z) / (reps as f64).sqrt();
     eprintln!(
         "GARCH τ→0: reference log-lik {exact:.4}, mean Z {:.5} ± {se:.5}",

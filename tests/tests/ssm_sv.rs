@@ -11,7 +11,7 @@
 
 use tallmc_core::rng::chain_rng;
 use tallmc_core::ssm::buffered::{BufferConfig, BufferedGradient};
-use tallmc_core::ssm::pf::{ParticleFilter, PfConfig, Proposal, ScoreSpec};
+use tallmc_core::ssm::pf::{ParticleFilter, PfConfig, Proposal};
 use tallmc_core::ssm::resample::Resampling;
 use tallmc_core::ssm::sv::{StochasticVolatility, TRUTH};
 use tallmc_core::ssm::{state, State, StateSpaceModel};
@@ -93,17 +93,7 @@ fn sv_particle_likelihood_and_score_match_quadrature() {
     let mut pf = ParticleFilter::new(cfg).unwrap();
     let mut rng = chain_rng(32, 0);
     let reps = 200;
-    let mut z = Vec::new();
-    let mut sc = vec![Vec::new(); 3];
-    for _ in 0..reps {
-        let out = pf
-            .run(&model, &theta, &y, Some(ScoreSpec::full()), &mut rng)
-            .unwrap();
-        z.push((out.log_lik - exact).exp());
-        for k in 0..3 {
-            sc[k].push(pf.score()[k]);
-        }
-    }
+    let (z, sc) = tallmc_tests::pf_replicates(&mut pf, &model, &theta, &y, exact, reps, &mut rng);
     let se = sd(&z) / (reps as f64).sqrt();
     eprintln!(
         "SV: grid log-lik {exact:.4}, mean Z {:.4} ± {se:.4}",
