@@ -385,7 +385,9 @@ fn routing_between_series_and_iid_models() {
     let e = build_err(&garch, "pmmh", &["likelihood=kalman"]);
     assert!(e.contains("lgssm"), "{e}");
     let e = build_err(&lg, "pmmh", &["likelihood=kalman", "particles=10"]);
-    assert!(e.contains("no effect"), "{e}");
+    assert!(e.contains("no effect with likelihood=kalman"), "{e}");
+    let e = build_err(&lg, "pf-sgld", &["gradient=kalman", "resampling=residual"]);
+    assert!(e.contains("no effect with gradient=kalman"), "{e}");
     // exact samplers on lgssm: the Kalman likelihood, cost T per evaluation
     let r = run(&lg, "mala", &[], 100, 100, 3);
     assert!(r.cost.lik_evals >= 100 * 200);

@@ -433,6 +433,29 @@ pub(crate) fn filter_settings(
     PfConfig::new(particles, proposal, resampling, kappa)
 }
 
+/// The particle filter chosen by setting `key` (`particle` or `kalman`): `Some(config)` from
+/// [`filter_settings`], or `None` for the exact Kalman filter, where the filter settings have
+/// no effect and are refused.
+pub(crate) fn particle_or_kalman(
+    s: &Settings,
+    key: &str,
+    default_particles: usize,
+    default_threshold: f64,
+) -> Result<Option<PfConfig>, Error> {
+    if s.choice(key, "particle", &["particle", "kalman"])? == "kalman" {
+        for k in ["particles", "proposal", "resampling", "ess_threshold"] {
+            if s.contains(k) {
+                return Err(Error::setting(
+                    k,
+                    alloc::format!("has no effect with {key}=kalman"),
+                ));
+            }
+        }
+        return Ok(None);
+    }
+    filter_settings(s, default_particles, default_threshold).map(Some)
+}
+
 /// The series model of a chain, or the error for an i.i.d. model.
 pub(crate) fn series_of<'a>(
     sampler: &str,
@@ -470,17 +493,7 @@ pub fn build_chain(
         s.usize_in("subseq_len", 40, 1, usize::MAX)?,
         s.usize_in("buffer", 10, 0, usize::MAX)?,
     )?;
-    let filter = match s.choice("gradient", "particle", &["particle", "kalman"])? {
-        "kalman" => {
-            for k in ["particles", "proposal", "resampling", "ess_threshold"] {
-                if s.contains(k) {
-                    return Err(Error::setting(k, "has no effect with gradient=kalman"));
-                }
-            }
-            None
-        }
-        _ => Some(filter_settings(s, 200, 1.0)?),
-    };
+    let filter = particle_or_kalman(s, "gradient", 200, 1.0)?;
     let init = s.choice("init", "model", &["model", "zero", "random"])?;
     s.check_all_used()?;
     let theta = start_point(series, init, rng)?;

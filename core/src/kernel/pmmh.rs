@@ -46,7 +46,7 @@ use alloc::vec;
 use alloc::vec::Vec;
 
 use super::pfsgld::{
-    filter_settings, p_ess_threshold, p_particles, series_of, start_point, WindowTrace, P_INIT,
+    p_ess_threshold, p_particles, particle_or_kalman, series_of, start_point, WindowTrace, P_INIT,
     P_PROPOSAL, P_RESAMPLING,
 };
 
@@ -389,17 +389,7 @@ pub fn build_chain(
         None | Some("auto") | Some("nan") | Some("NaN") => f64::NAN,
         Some(_) => s.f64_in("target_accept", 0.234, 0.01, 0.99)?,
     };
-    let filter = match s.choice("likelihood", "particle", &["particle", "kalman"])? {
-        "kalman" => {
-            for k in ["particles", "proposal", "resampling", "ess_threshold"] {
-                if s.contains(k) {
-                    return Err(Error::setting(k, "has no effect with likelihood=kalman"));
-                }
-            }
-            None
-        }
-        _ => Some(filter_settings(s, 100, 0.5)?),
-    };
+    let filter = particle_or_kalman(s, "likelihood", 100, 0.5)?;
     let init = s.choice("init", "model", &["model", "zero", "random"])?;
     s.check_all_used()?;
     let theta = start_point(series, init, rng)?;
