@@ -8,16 +8,17 @@ PORT ?= 8080
 HOST ?= 127.0.0.1
 NICE ?= nice
 CARGO ?= cargo
-export PATH := $(HOME)/.cargo/bin:$(PATH)
+# Tools that cargo installs land in $(CARGO_HOME)/bin (default ~/.cargo/bin).
+CARGO_BIN := $(or $(CARGO_HOME),$(HOME)/.cargo)/bin
+export PATH := $(CARGO_BIN):$(PATH)
 
 # The wasm-bindgen CLI must match the wasm-bindgen crate in Cargo.lock exactly.
 WBG_VERSION := $(shell awk '$$0 == "name = \"wasm-bindgen\"" { getline; gsub(/"/, "", $$3); print $$3; exit }' Cargo.lock)
-WASM := target/wasm32-unknown-unknown/release/tallmc_web.wasm
 RUST_TARGETS := wasm32-unknown-unknown thumbv7em-none-eabihf
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: build serve test deps rust-targets wasm-bindgen-cli node-deps chromium cli wasm vendor \
-        rust-checks browser-test bench
+.PHONY: build serve test deps rust-targets wasm-bindgen-cli wasm-pack node-deps chromium cli wasm \
+        vendor rust-checks browser-test bench
 
 build: cli wasm vendor
 
@@ -50,9 +51,11 @@ bench: node-deps chromium build
 cli:
 	$(NICE) $(CARGO) build --release -p tallmc
 
-wasm: rust-targets wasm-bindgen-cli
-	$(NICE) $(CARGO) build -p tallmc-web --release --target wasm32-unknown-unknown
-	wasm-bindgen --target web --out-dir www/pkg $(WASM)
+# wasm-pack builds www/pkg (with its package.json) using the wasm-bindgen CLI on PATH, pinned to
+# Cargo.lock's version; `--mode no-install` forbids it to download anything. wasm-opt is off in
+# web/Cargo.toml (see the comment there).
+wasm: rust-targets wasm-bindgen-cli wasm-pack
+	$(NICE) wasm-pack --quiet build web --release --target web --mode no-install --out-dir ../www/pkg
 
 # uPlot is served from www/vendor (copied from node_modules; no CDN).
 vendor: node-deps
@@ -62,23 +65,40 @@ vendor: node-deps
 # ---------------------------------------------------------------------------------------------
 # Installers: each checks first and does nothing when the tool is present.
 
-deps: rust-targets wasm-bindgen-cli node-deps chromium
+deps: rust-targets wasm-bindgen-cli wasm-pack node-deps chromium
 
 rust-targets:
+	@command -v rustup >/dev/null || { echo "make: cannot add the Rust targets: rustup is not installed (https://rustup.rs)"; exit 1; }
 	@installed="$$(rustup target list --installed)"; \
 	for t in $(RUST_TARGETS); do \
-	  echo "$$installed" | grep -qx "$$t" || rustup target add "$$t"; \
+	  echo "$$installed" | grep -qx "$$t" || rustup target add "$$t" || \
+	    { echo "make: cannot install the Rust target $$t (rustup target add $$t failed)"; exit 1; }; \
 	done
 
+# Never `--locked`: the tools' own lock files pin crates the registry no longer serves.
 wasm-bindgen-cli:
 	@if [ "$$(wasm-bindgen --version 2>/dev/null)" != "wasm-bindgen $(WBG_VERSION)" ]; then \
-	  echo "installing wasm-bindgen-cli $(WBG_VERSION)"; \
-	  $(NICE) $(CARGO) install wasm-bindgen-cli --version $(WBG_VERSION) --locked --force; \
+	  echo "installing wasm-bindgen-cli $(WBG_VERSION) (about 2.5 min on 2 cores)"; \
+	  $(NICE) $(CARGO) install wasm-bindgen-cli --version $(WBG_VERSION) --force || \
+	    { echo "make: cannot install wasm-bindgen-cli $(WBG_VERSION) (cargo install failed; see above)"; exit 1; }; \
+	fi
+
+wasm-pack:
+	@if ! wasm-pack --version >/dev/null 2>&1; then \
+	  echo "installing wasm-pack (about 3 min on 2 cores)"; \
+	  $(NICE) $(CARGO) install wasm-pack || \
+	    { echo "make: cannot install wasm-pack (cargo install failed; see above)"; exit 1; }; \
 	fi
 
 node-deps:
-	@command -v npm >/dev/null || ($(SUDO) apt-get update && $(SUDO) apt-get install -y nodejs npm)
-	@if [ ! -d node_modules/uplot ] || [ ! -d node_modules/playwright-core ]; then npm ci; fi
+	@command -v npm >/dev/null || ($(SUDO) apt-get update && $(SUDO) apt-get install -y nodejs npm) || \
+	  { echo "make: cannot install node and npm (apt-get failed); install Node.js 18 or newer by hand"; exit 1; }
+	@if [ ! -d node_modules/uplot ] || [ ! -d node_modules/playwright-core ]; then \
+	  npm ci --no-audit --no-fund || { echo "make: cannot install the npm packages (npm ci failed; see above)"; exit 1; }; \
+	fi
 
 chromium:
-	@if [ ! -x /usr/bin/chromium ]; then $(SUDO) apt-get update && $(SUDO) apt-get install -y chromium; fi
+	@if [ ! -x /usr/bin/chromium ]; then \
+	  ($(SUDO) apt-get update && $(SUDO) apt-get install -y chromium) || \
+	    { echo "make: cannot install Chromium for the browser tests (apt-get install chromium failed)"; exit 1; }; \
+	fi
