@@ -41,8 +41,11 @@ rust-checks: rust-targets
 browser-test: node-deps chromium build
 	node --test --test-concurrency=1 tests/browser/
 
-# The wasm/native speed ratio of one seeded chain (recorded in BENCHMARKS.md).
+# Every ratio claimed in BENCHMARKS.md, each from one run on this machine: HMC-ECS vs NUTS,
+# SGLD vs a full gradient, SMH-2 vs MH, minibatch MH vs AustereMH (`tallmc bench`; BENCH_FULL=1
+# for the full sizes), then wasm vs native and the playground's stop latency (browser).
 bench: node-deps chromium build
+	target/release/tallmc bench $(if $(BENCH_FULL),--full)
 	node tests/browser/bench.mjs
 
 # ---------------------------------------------------------------------------------------------

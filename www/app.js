@@ -567,6 +567,9 @@ function onChainMessage(run, ch, m) {
       scheduleRender();
       break;
     }
+    case 'paused':
+      ch.pausedAt = run.paused ? m.iteration : null;
+      break;
     case 'done':
     case 'stopped':
       ch.status = m.type;
@@ -627,7 +630,10 @@ function togglePause() {
   run.paused = !run.paused;
   if (run.paused) run.pauseStart = performance.now();
   else run.pausedMs += performance.now() - run.pauseStart;
-  for (const ch of run.chains) ch.worker.postMessage({ type: run.paused ? 'pause' : 'resume' });
+  for (const ch of run.chains) {
+    ch.pausedAt = null;
+    ch.worker.postMessage({ type: run.paused ? 'pause' : 'resume' });
+  }
   $('pause').textContent = run.paused ? 'Resume' : 'Pause';
   document.body.dataset.state = run.paused ? 'paused' : 'running';
 }
@@ -987,6 +993,8 @@ window.tallmc = {
   get state() { return document.body.dataset.state ?? 'idle'; },
   get registry() { return state.registry; },
   iterations: () => state.run?.chains.map((c) => c.iteration) ?? [],
+  /** Per chain, the iteration at which its worker acknowledged a pause (null: not paused). */
+  pausedAt: () => state.run?.chains.map((c) => c.pausedAt ?? null) ?? [],
   computeMs: () => state.run?.chains.map((c) => c.computeMs) ?? [],
   drawsCsv,
   summaryCsv,

@@ -36,6 +36,8 @@ async function loop() {
   let batch = 1;
   while (!stopped && handle.iteration() < total) {
     if (paused) {
+      // Acknowledge: every batch before this message has been posted, none follows until resume.
+      self.postMessage({ type: 'paused', chain, iteration: handle.iteration() });
       await new Promise((r) => { wake = r; });
       continue;
     }

@@ -35,6 +35,8 @@ enum Command {
     Models,
     /// Reproduce an experiment of one of the papers.
     Repro(cmd::repro::ReproArgs),
+    /// Measure and print the speed and cost ratios claimed in BENCHMARKS.md.
+    Bench(cmd::bench::BenchArgs),
 }
 
 fn main() -> ExitCode {
@@ -49,6 +51,7 @@ fn main() -> ExitCode {
         Command::Samplers => cmd::list::samplers(),
         Command::Models => cmd::list::models(),
         Command::Repro(a) => cmd::repro::repro(a),
+        Command::Bench(a) => cmd::bench::bench(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,11 +1,14 @@
 //! Spec 000 (HMC-ECS) Test 4: signed HMC-ECS (block-Poisson) with non-trivial signs matches
 //! full-data HMC; with too few products (λ = 10) the sign problem shows in the CT factor.
 //!
-//! Deviation from the spec's negative control: the spec's prototype had a mini-batch variance
-//! σ² ≈ 53 at m = 30 with its subset centre; ours is ≈ 38 (printed), and λ = 10 at m = 30 gives
-//! τ̂ ≈ 0.88 only. The control uses m = 10 (σ² ≈ 110, σ²/λ ≈ 11) to force the sign problem, and
-//! asserts τ̂ ≤ 0.8 with a CT factor IF/(2τ̂ − 1)² > 20 (the prototype's CT > 100 came with
-//! τ̂ = 0.54; we measure τ̂ ≈ 0.62).
+//! The negative control asserts the spec's threshold, CT factor IF/(2τ̂ − 1)² > 100, in the
+//! spec's regime (prototype τ̂ ≈ 0.54). Departure (DESIGN.md, "Departures from the spec notes"):
+//! the mini-batch size. The spec's prototype had σ² ≈ 53 at m = 30 with its subset centre; ours
+//! is ≈ 38 (printed), and λ = 10 at m = 30 gives τ̂ ≈ 0.88, no sign problem. Measured at λ = 10
+//! (`cargo test -p tallmc-tests --release --test hmcecs_signed too_few -- --nocapture`):
+//! m = 10: σ² 112, τ̂ 0.619, CT 107; m = 7: σ² 161, τ̂ 0.481, CT 3606; m = 5: σ² 225, τ̂ 0.466,
+//! CT 1811. The control uses m = 5, where τ̂ is in the spec's regime, not m = 10, where CT sits
+//! at the threshold.
 //! Run: `cargo test -p tallmc-tests --release --test hmcecs_signed -- --nocapture`
 
 mod hmcecs_common;
@@ -93,7 +96,7 @@ fn signed_matches_full_hmc() {
 
 #[test]
 fn too_few_products_show_in_ct_factor() {
-    let (run, _) = signed_run(10, 10, 4_000);
+    let (run, _) = signed_run(10, 5, 4_000);
     let t = tau(&run);
     let ifs: f64 = (0..D)
         .map(|j| inefficiency(&column(&run.draws, j)))
@@ -104,8 +107,8 @@ fn too_few_products_show_in_ct_factor() {
         "signed λ = 10: τ̂ {t:.3}, α_u {:.3}, IF {ifs:.1}, CT factor {ct:.1}",
         run.u_accept
     );
-    assert!(t <= 0.8, "τ̂ {t}");
-    assert!(ct > 20.0, "CT factor {ct}");
+    assert!(t <= 0.6, "τ̂ {t}");
+    assert!(ct > 100.0, "CT factor {ct}");
 }
 
 /// No settings: recentred centre, automatic λ (≈ σ² at warm-up draws, at least 10) and

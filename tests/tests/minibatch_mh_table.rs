@@ -33,19 +33,28 @@ fn check(sigma: f64, embedded: &[(f64, f64)], bound: f64) {
         .sum::<f64>()
         / total;
     let target_var = std::f64::consts::PI.powi(2) / 3.0 - sigma * sigma;
+    // The normalised table that the sampler uses.
+    let c = Correction::new(embedded, sigma).unwrap();
     // L∞ on the construction grid (h = 0.02 over [−20, 20]) and on a 10× finer grid.
     let linf = cdf_error(embedded, sigma, 0.02, 1000);
     let linf_fine = cdf_error(embedded, sigma, 0.002, 10_000);
-    // The normalised table that the sampler uses.
-    let c = Correction::new(embedded, sigma).unwrap();
     let linf_norm = cdf_error(&c.atoms(), sigma, 0.002, 10_000);
     println!(
         "σ = {sigma}: {} atoms, Σu = {total:.8}, mean = {mean:.2e}, Var = {var:.5} (π²/3 − σ² = \
          {target_var:.5}), L∞ = {linf:.3e}, fine grid {linf_fine:.3e}, normalised {linf_norm:.3e}",
         embedded.len()
     );
-    assert!((total - 1.0).abs() < 1e-4, "total mass {total}");
-    assert!(mean.abs() < 0.01, "mean {mean}");
+    // Spec 002 T1: |mean| < 1e−6 (the tables are symmetrised, so it holds to rounding), and
+    // Σu ∈ [1, 1.002]. The NNLS table's raw mass is 1 − 1.1e−6 (σ = 1) and 1 − 9.3e−7 (σ = 1.2):
+    // the fit of S on [−2V, 2V] leaves the tail mass beyond the grid out. The sampler uses the
+    // normalised table (Σu = 1); the raw deficit is bounded at 2e−6 (DESIGN.md, departures).
+    assert!((1.0 - 2e-6..=1.002).contains(&total), "total mass {total}");
+    let normalised: f64 = c.atoms().iter().map(|a| a.1).sum();
+    assert!(
+        (normalised - 1.0).abs() < 1e-12,
+        "normalised mass {normalised}"
+    );
+    assert!(mean.abs() < 1e-6, "mean {mean}");
     assert!(
         (var / target_var - 1.0).abs() < 0.01,
         "variance {var} vs {target_var}"

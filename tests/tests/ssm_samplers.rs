@@ -244,14 +244,41 @@ fn at8_buffered_pf_sgld_matches_the_kalman_posterior_mean() {
 /// φ 0.9053 ± 0.0003, log σ −0.1228 ± 0.0005 (the 20 000-draw chain: 0.9038, −0.1202, 1.5
 /// MCSE off) and the particle seeds average 0.9061, −0.1248 — the short reference, not an
 /// underestimated MCSE or a pmmh bias.
+///
+/// Seeds: that earlier version's particle seeds (5, then 6) were picked after seeing results.
+/// The seeds are now fixed by a rule written before this version first ran and never changed
+/// after: chain k of the test uses seed `PMMH_SEED + k` (k = 0 the exact chain, 1 and 2 the
+/// particle chains). The tolerance is 4 of the combined MCSE (each chain's own ESS).
 #[test]
 fn pmmh_agrees_with_kalman_mh_on_lgssm() {
+    const PMMH_SEED: u64 = 7_000;
     let table = series("lgssm", 100, 3);
     let model = build_model("lgssm", &table, &spec(), &Settings::new()).unwrap();
-    let exact = run(&model, "pmmh", &["likelihood=kalman"], 2000, 60_000, 4);
+    let exact = run(
+        &model,
+        "pmmh",
+        &["likelihood=kalman"],
+        2000,
+        60_000,
+        PMMH_SEED,
+    );
     let t0 = std::time::Instant::now();
-    let particle = run(&model, "pmmh", &["particles=50"], 2000, 12_000, 5);
-    let particle2 = run(&model, "pmmh", &["particles=50"], 2000, 12_000, 6);
+    let particle = run(
+        &model,
+        "pmmh",
+        &["particles=50"],
+        2000,
+        12_000,
+        PMMH_SEED + 1,
+    );
+    let particle2 = run(
+        &model,
+        "pmmh",
+        &["particles=50"],
+        2000,
+        12_000,
+        PMMH_SEED + 2,
+    );
     println!("particle pmmh {:.1} s", t0.elapsed().as_secs_f64());
     println!(
         "accept: kalman {:.3}, particle {:.3} / {:.3}",

@@ -1,5 +1,6 @@
 //! The subcommands, and the one error type they return.
 
+pub mod bench;
 pub mod list;
 pub mod repro;
 pub mod run;

@@ -346,6 +346,7 @@ pub fn logistic_full_hmc(
 }
 
 /// Reference posterior summaries from full-data HMC (M = precision at the mode, ε = 0.2, L = 6).
+#[derive(Clone)]
 pub struct Reference {
     pub mean: Vec<f64>,
     pub sd: Vec<f64>,
@@ -354,33 +355,27 @@ pub struct Reference {
     pub mode: Vec<f64>,
 }
 
-/// The reference for the spec's synthetic logistic data (n, d, data seed), cached under
-/// CARGO_TARGET_TMPDIR so the test files share one computation (deterministic: fixed seeds).
+/// The reference for the spec's synthetic logistic data (n, d, data seed), computed in this
+/// test process (deterministic: fixed seeds) and shared by the tests of the binary. It is never
+/// cached between runs: a cache would have to be keyed by the data, the settings and the code of
+/// every function involved, and a stale one would silently compare against the wrong posterior.
 pub fn logistic_reference(glm: &Glm<Logistic>, data_seed: u64, draws: usize) -> Reference {
-    // tests of one binary run in parallel: compute once, the others wait and read the cache
-    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    let _guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
-    let d = glm.design.d;
-    let path = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!(
-        "hmcecs-ref-n{}-d{}-s{}-r{}-v1.txt",
-        glm.design.n, d, data_seed, draws
-    ));
-    let (mode, prec) = posterior_mode(glm);
-    if let Ok(text) = std::fs::read_to_string(&path) {
-        let v: Vec<f64> = text
-            .split_whitespace()
-            .filter_map(|x| x.parse().ok())
-            .collect();
-        if v.len() == 2 * d + 2 {
-            return Reference {
-                mean: v[..d].to_vec(),
-                sd: v[d..2 * d].to_vec(),
-                accept: v[2 * d],
-                mean_if: v[2 * d + 1],
-                mode,
-            };
-        }
+    type Key = (usize, usize, u64, usize);
+    static CACHE: std::sync::Mutex<Vec<(Key, Reference)>> = std::sync::Mutex::new(Vec::new());
+    // tests of one binary run in parallel: the first computes, the others wait and share it
+    let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
+    let key = (glm.design.n, glm.design.d, data_seed, draws);
+    if let Some((_, r)) = cache.iter().find(|(k, _)| *k == key) {
+        return r.clone();
     }
+    let r = compute_reference(glm, draws);
+    cache.push((key, r.clone()));
+    r
+}
+
+fn compute_reference(glm: &Glm<Logistic>, draws: usize) -> Reference {
+    let d = glm.design.d;
+    let (mode, prec) = posterior_mode(glm);
     let (draws_v, acc) = logistic_full_hmc(glm, &mode, &prec, 0.2, 6, 200, draws, 101);
     let mut mean = vec![0.0; d];
     let mut sd = vec![0.0; d];
@@ -391,16 +386,6 @@ pub fn logistic_reference(glm: &Glm<Logistic>, data_seed: u64, draws: usize) -> 
         mean[j] = m;
         sd[j] = v.sqrt();
         ifs += inefficiency(&c) / d as f64;
-    }
-    let text: Vec<String> = mean
-        .iter()
-        .chain(&sd)
-        .chain([acc, ifs].iter())
-        .map(|x| format!("{x:e}"))
-        .collect();
-    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-    if std::fs::write(&tmp, text.join("\n")).is_ok() {
-        let _ = std::fs::rename(&tmp, &path);
     }
     Reference {
         mean,

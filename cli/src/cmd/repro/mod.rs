@@ -161,6 +161,8 @@ pub(crate) struct SimpleRun {
     pub(crate) accept: f64,
     /// Sampling-phase likelihood evaluations (`Cost::lik_evals`).
     pub(crate) lik_evals: u64,
+    /// Sampling-phase gradient evaluations (`Cost::grad_evals`).
+    pub(crate) grad_evals: u64,
     /// Mean over kept iterations of the `extra` column named in [`run_simple`] (NaN if absent).
     pub(crate) extra_mean: f64,
     pub(crate) seconds: f64,
@@ -208,6 +210,7 @@ pub(crate) fn run_simple(
         draws: out,
         accept: acc / k,
         lik_evals: samp.lik_evals,
+        grad_evals: samp.grad_evals,
         extra_mean: if ix.is_some() { ex / k } else { f64::NAN },
         seconds,
     })

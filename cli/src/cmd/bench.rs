@@ -1,0 +1,204 @@
+//! `tallmc bench [--full]`: the speed and cost ratios claimed in BENCHMARKS.md, each measured
+//! and printed from one run on this machine (`make bench` adds the wasm/native ratio and the
+//! playground's stop latency from the browser).
+//!
+//! 1. HMC-ECS vs full-data NUTS: ESS per second (smallest bulk ESS over the parameters, warm-up
+//!    and set-up included in the time), logistic regression, d = 10, n = 10⁵ (`--full`: 10⁶).
+//! 2. SGLD vs a full-data gradient: per-iteration per-datum gradient evaluations and wall time,
+//!    logistic regression, d = 10, batch 100, n = 10⁵ (`--full`: 10⁶).
+//! 3. SMH-2 vs MH: ESS(θ₁) per likelihood evaluation and per second, spec 004 T7's set-up
+//!    (logistic, d = 10, n = 2¹⁶, random-walk proposal; MH = SMH-2 with `truncation=0`).
+//! 4. Minibatch MH vs AustereMH: average final batch size on the Welling–Teh mixture at
+//!    temperature 10⁴ (spec 002 T4), N = 10⁶, 1 000 iterations (`--full`: 3 000).
+//!
+//! Timings are measurements, never test criteria; the printed lines start with `ratio` so a
+//! script can pick them out.
+
+use super::repro::{run_simple, SimpleRun};
+use super::CliError;
+use clap::Args;
+use std::sync::Arc;
+use std::time::Instant;
+use tallmc_core::data::DesignSpec;
+use tallmc_core::diag;
+use tallmc_core::model::DataModel;
+use tallmc_core::registry::{self, ChainConfig};
+use tallmc_core::rng::chain_rng;
+use tallmc_core::settings::Settings;
+
+/// Arguments of `tallmc bench`.
+#[derive(Args, Debug)]
+pub struct BenchArgs {
+    /// The full sizes (n = 10⁶ for the HMC-ECS and SGLD ratios, longer minibatch-MH runs).
+    #[arg(long)]
+    pub full: bool,
+}
+
+fn model(name: &str, n: usize, d: usize, seed: u64) -> Result<Arc<dyn DataModel>, CliError> {
+    let table = tallmc_core::simulate::simulate(name, n, d, seed, &Settings::new())
+        .map_err(|e| CliError::internal(e.to_string()))?;
+    let spec = DesignSpec {
+        response: if name == "gmm" { "x" } else { "y" }.into(),
+        features: None,
+        intercept: true,
+        standardize: false,
+    };
+    registry::build_model(name, &table, &spec, &Settings::new())
+        .map_err(|e| CliError::internal(e.to_string()))
+}
+
+fn kv(xs: &[&str]) -> Vec<String> {
+    xs.iter().map(|s| s.to_string()).collect()
+}
+
+/// Smallest bulk ESS over the parameters of one chain.
+fn min_ess(r: &SimpleRun) -> f64 {
+    let d = r.draws.first().map_or(0, |t| t.len());
+    (0..d)
+        .map(|j| {
+            let c: Vec<f64> = r.draws.iter().map(|t| t[j]).collect();
+            diag::ess_bulk(&[&c])
+        })
+        .fold(f64::INFINITY, f64::min)
+}
+
+fn ess_of(r: &SimpleRun, j: usize) -> f64 {
+    let c: Vec<f64> = r.draws.iter().map(|t| t[j]).collect();
+    diag::ess_bulk(&[&c])
+}
+
+/// Run every benchmark and print its ratio.
+pub fn bench(a: &BenchArgs) -> Result<(), CliError> {
+    let t_all = Instant::now();
+    let n_big = if a.full { 1_000_000 } else { 100_000 };
+    println!(
+        "tallmc bench{} ({} cores)",
+        if a.full { " --full" } else { "" },
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    );
+
+    // 1. HMC-ECS vs full-data NUTS.
+    let m = model("logistic", n_big, 10, 1)?;
+    let ecs = run_simple(&m, "hmc-ecs", &[], "", 1000, 2000, 1)?;
+    let nuts = run_simple(&m, "nuts", &kv(&["metric=dense"]), "", 500, 500, 1)?;
+    let (e_ecs, e_nuts) = (min_ess(&ecs), min_ess(&nuts));
+    println!(
+        "hmc-ecs: n = {n_big}, d = 10, 1000 + 2000 iterations, min ESS {e_ecs:.0}, {:.2} s, {:.2e} \
+         evaluations per kept draw",
+        ecs.seconds,
+        ecs.grad_evals.max(ecs.lik_evals) as f64 / 2000.0
+    );
+    println!(
+        "nuts (dense metric, full data): 500 + 500 iterations, min ESS {e_nuts:.0}, {:.2} s, {:.2e} \
+         evaluations per kept draw",
+        nuts.seconds,
+        nuts.grad_evals.max(nuts.lik_evals) as f64 / 500.0
+    );
+    println!(
+        "ratio hmc-ecs / nuts, ESS per second: {:.1}",
+        (e_ecs / ecs.seconds) / (e_nuts / nuts.seconds)
+    );
+
+    // 2. SGLD step vs a full-data gradient.
+    let d = m.dim();
+    let theta = vec![0.1; d];
+    let mut g = vec![0.0; d];
+    let reps = 20;
+    let t0 = Instant::now();
+    let mut sink = 0.0;
+    for _ in 0..reps {
+        g.iter_mut().for_each(|v| *v = 0.0);
+        m.log_prior_grad(&theta, &mut g);
+        m.log_lik_grad_all(&theta, &mut g);
+        sink += g[0];
+    }
+    let full_secs = t0.elapsed().as_secs_f64() / reps as f64;
+    let s = {
+        let mut s = Settings::new();
+        s.insert("batch_size", "100");
+        s
+    };
+    let config = ChainConfig {
+        sampler: "sgld",
+        warmup: 0,
+        settings: &s,
+    };
+    let mut rng = chain_rng(2, 0);
+    let mut chain = registry::build_chain(&config, m.clone(), &mut rng)
+        .map_err(|e| CliError::internal(e.to_string()))?;
+    let iters = 20_000;
+    let t0 = Instant::now();
+    let mut evals = 0u64;
+    for _ in 0..iters {
+        evals += chain.step(&mut rng).grad_evals;
+    }
+    let step_secs = t0.elapsed().as_secs_f64() / iters as f64;
+    let per_iter = evals as f64 / iters as f64;
+    println!(
+        "sgld: batch 100, {per_iter:.0} gradient evaluations and {:.2} µs per iteration; full-data \
+         gradient {:.3} ms (checksum {sink:.3e})",
+        1e6 * step_secs,
+        1e3 * full_secs
+    );
+    println!(
+        "ratio full gradient / sgld step, evaluations: {:.0}",
+        n_big as f64 / per_iter
+    );
+    println!(
+        "ratio full gradient / sgld step, wall time: {:.0}",
+        full_secs / step_secs
+    );
+    drop(chain);
+    drop(m);
+
+    // 3. SMH-2 vs MH (spec 004 T7 set-up).
+    let m = model("logistic", 1 << 16, 10, 56)?;
+    let mh = run_simple(&m, "smh-2", &kv(&["truncation=0"]), "", 0, 3000, 700)?;
+    let smh = run_simple(&m, "smh-2", &[], "", 0, 20_000, 702)?;
+    let (e_mh, e_smh) = (ess_of(&mh, 1), ess_of(&smh, 1));
+    println!(
+        "mh: n = 65536, d = 10, 3000 iterations, ESS(θ₁) {e_mh:.0}, {:.1} evaluations/iteration, \
+         {:.2} s; smh-2: 20000 iterations, ESS(θ₁) {e_smh:.0}, {:.1} evaluations/iteration, {:.2} s",
+        mh.lik_evals as f64 / 3000.0,
+        mh.seconds,
+        smh.lik_evals as f64 / 20_000.0,
+        smh.seconds
+    );
+    println!(
+        "ratio smh-2 / mh, ESS per likelihood evaluation: {:.0}",
+        (e_smh / smh.lik_evals as f64) / (e_mh / mh.lik_evals as f64)
+    );
+    println!(
+        "ratio smh-2 / mh, ESS per second: {:.0}",
+        (e_smh / smh.seconds) / (e_mh / mh.seconds)
+    );
+    drop(m);
+
+    // 4. Minibatch MH vs AustereMH (spec 002 T4).
+    let iters = if a.full { 3000 } else { 1000 };
+    let m = model("gmm", 1_000_000, 1, 4004)?;
+    let common = [
+        "step_size=0.15",
+        "temperature=10000",
+        "init=model",
+        "batch_step=50",
+    ];
+    let mb = run_simple(&m, "mh-minibatch", &kv(&common), "batch_size", 0, iters, 7)?;
+    let mut au_kv = kv(&common);
+    au_kv.push("epsilon=0.005".into());
+    let au = run_simple(&m, "austere-mh", &au_kv, "batch_size", 0, iters, 7)?;
+    println!(
+        "mh-minibatch: N = 10^6, {iters} iterations, average batch {:.1}; austere-mh (ε = 0.005): \
+         average batch {:.1}",
+        mb.extra_mean, au.extra_mean
+    );
+    println!(
+        "ratio austere-mh / mh-minibatch, average batch size: {:.1}",
+        au.extra_mean / mb.extra_mean
+    );
+    println!(
+        "tallmc bench: {:.1} s in all",
+        t_all.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
