@@ -198,9 +198,8 @@ fn repro_hmc_ecs_tiny() {
         "HMC-ECS (signed)",
         "HMC (full data)",
         "NUTS (full data)",
-        "SG-HMC",
-        "SGLD",
-        "not implemented",
+        "SG-HMC (CV)",
+        "SGLD (CV)",
     ] {
         assert!(stdout.contains(label), "{label} missing in\n{stdout}");
     }
@@ -210,7 +209,8 @@ fn repro_hmc_ecs_tiny() {
     let mut lines = csv.lines();
     let header: Vec<&str> = lines.next().unwrap().split(',').collect();
     let rows: Vec<&str> = lines.collect();
-    assert_eq!(rows.len(), 4);
+    assert_eq!(rows.len(), 6);
+    assert!(!stdout.contains("not implemented"), "{stdout}");
     let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
     let cells = |row: &str| -> Vec<String> {
         // the settings column is quoted and has no commas
@@ -219,9 +219,16 @@ fn repro_hmc_ecs_tiny() {
     // Perturbed HMC-ECS is the cost unit; full-data samplers touch all n rows per gradient.
     let r0 = cells(rows[0]);
     assert_eq!(r0[col("CT_over_perturbed")].parse::<f64>().unwrap(), 1.0);
-    for r in &rows[2..] {
+    for r in &rows[2..4] {
         let v = cells(r);
         assert!(v[col("full_passes_per_iter")].parse::<f64>().unwrap() >= 1.0);
+    }
+    // SG-HMC and SGLD: control-variate gradients on minibatches, a finite relative cost.
+    for (r, name) in rows[4..].iter().zip(["sghmc", "sgld-cv"]) {
+        let v = cells(r);
+        assert_eq!(v[col("sampler")], name);
+        assert!(v[col("full_passes_per_iter")].parse::<f64>().unwrap() < 1.0);
+        assert!(v[col("CT_over_perturbed")].parse::<f64>().unwrap().is_finite());
     }
     for r in &rows[..2] {
         let v = cells(r);
@@ -230,4 +237,9 @@ fn repro_hmc_ecs_tiny() {
     }
     let rct = std::fs::read_to_string(Path::new(&out).join("hmc_ecs_rct.csv")).unwrap();
     assert_eq!(rct.lines().count(), 4);
+    for line in rct.lines().skip(1) {
+        let v: Vec<&str> = line.split(',').collect();
+        assert_eq!(v.len(), 6, "{line}");
+        assert!(v[1..].iter().all(|x| x.parse::<f64>().is_ok()), "{line}");
+    }
 }
