@@ -129,7 +129,8 @@ function onRegistry(reg) {
     if (!k.startsWith('set.')) continue;
     const input = document.querySelector(`[data-setting="${CSS.escape(k.slice(4))}"]`);
     if (input) {
-      if (input.type === 'checkbox') input.checked = v === 'true' || v === '1';
+      if (input.dataset.on) input.checked = v === input.dataset.on;
+      else if (input.type === 'checkbox') input.checked = v === 'true' || v === '1';
       else input.value = v;
     }
   }
@@ -143,6 +144,21 @@ function paramInput(p) {
   const label = document.createElement('label');
   label.title = p.description;
   let input;
+  if (p.key === 'reparam' && p.kind === 'choice') {
+    // The exact whitening reparametrisation: a checkbox (on = auto, off = none).
+    input = document.createElement('input');
+    input.type = 'checkbox';
+    input.checked = p.default === 'auto';
+    input.dataset.on = 'auto';
+    input.dataset.off = 'none';
+    input.dataset.testid = 'reparam-checkbox';
+    label.className = 'inline';
+    input.dataset.setting = p.key;
+    input.dataset.default = String(input.checked);
+    input.addEventListener('change', updateShare);
+    label.append(input, ' whiten the target (reparam; exact, draws on your scale)');
+    return label;
+  }
   if (p.kind === 'choice') {
     input = document.createElement('select');
     input.append(...p.choices.map((c) => new Option(c, c)));
@@ -250,7 +266,9 @@ function readSettings() {
   const settings = {};
   for (const el of document.querySelectorAll('[data-setting]')) {
     const k = el.dataset.setting;
-    if (el.type === 'checkbox') {
+    if (el.dataset.on) {
+      if (String(el.checked) !== el.dataset.default) settings[k] = el.checked ? el.dataset.on : el.dataset.off;
+    } else if (el.type === 'checkbox') {
       if (String(el.checked) !== el.dataset.default) settings[k] = el.checked;
     } else if (el.tagName === 'SELECT') {
       if (el.value !== el.dataset.default) settings[k] = el.value;

@@ -228,7 +228,10 @@ fn repro_hmc_ecs_tiny() {
         let v = cells(r);
         assert_eq!(v[col("sampler")], name);
         assert!(v[col("full_passes_per_iter")].parse::<f64>().unwrap() < 1.0);
-        assert!(v[col("CT_over_perturbed")].parse::<f64>().unwrap().is_finite());
+        assert!(v[col("CT_over_perturbed")]
+            .parse::<f64>()
+            .unwrap()
+            .is_finite());
     }
     for r in &rows[..2] {
         let v = cells(r);

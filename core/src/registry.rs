@@ -123,10 +123,81 @@ pub fn build_model(
 
 /// Build a chain for `model`. The starting point is drawn from `rng` (the chain's own stream),
 /// so the same seed gives the same chain natively and in the browser.
+///
+/// When the model samples in whitened coordinates ([`DataModel::user_map`]), the chain is
+/// wrapped so that its positions are θ on the user's scale: one wrapper for every sampler.
 pub fn build_chain(
     config: &ChainConfig<'_>,
     model: Arc<dyn DataModel>,
     rng: &mut ChainRng,
 ) -> Result<Box<dyn Chain>, Error> {
-    crate::kernel::registry::build(config, model, rng)
+    let chain = crate::kernel::registry::build(config, model.clone(), rng)?;
+    Ok(match model.user_map() {
+        Some(_) => Box::new(UserScale::new(chain, model)),
+        None => chain,
+    })
+}
+
+/// A chain over a whitened model whose positions are reported as θ = θ̂ + C⁻ᵀ z.
+struct UserScale {
+    inner: Box<dyn Chain>,
+    model: Arc<dyn DataModel>,
+    theta: alloc::vec::Vec<f64>,
+}
+
+impl UserScale {
+    fn new(inner: Box<dyn Chain>, model: Arc<dyn DataModel>) -> Self {
+        let mut theta = alloc::vec![0.0; inner.dim()];
+        if let Some(map) = model.user_map() {
+            map.to_user(inner.position(), &mut theta);
+        }
+        UserScale {
+            inner,
+            model,
+            theta,
+        }
+    }
+}
+
+impl Chain for UserScale {
+    fn dim(&self) -> usize {
+        self.inner.dim()
+    }
+    fn param_names(&self) -> alloc::vec::Vec<alloc::string::String> {
+        self.inner.param_names()
+    }
+    fn extra_names(&self) -> alloc::vec::Vec<&'static str> {
+        self.inner.extra_names()
+    }
+    fn signed(&self) -> bool {
+        self.inner.signed()
+    }
+    fn exact(&self) -> bool {
+        self.inner.exact()
+    }
+    fn step(&mut self, rng: &mut ChainRng) -> crate::kernel::StepInfo {
+        let info = self.inner.step(rng);
+        if let Some(map) = self.model.user_map() {
+            map.to_user(self.inner.position(), &mut self.theta);
+        }
+        info
+    }
+    fn position(&self) -> &[f64] {
+        &self.theta
+    }
+    fn iteration(&self) -> usize {
+        self.inner.iteration()
+    }
+    fn warmup(&self) -> usize {
+        self.inner.warmup()
+    }
+    fn setup_cost(&self) -> crate::chain::Cost {
+        self.inner.setup_cost()
+    }
+    fn window_trace(&self) -> Option<crate::kernel::pfsgld::WindowTrace> {
+        self.inner.window_trace()
+    }
+    fn resolved(&self) -> alloc::vec::Vec<(&'static str, f64)> {
+        self.inner.resolved()
+    }
 }

@@ -317,7 +317,8 @@ fn linear_conjugate_posterior_matches_normal_equations() {
         ),
         (Prior::Flat, 0.5, vec!["noise_sd=0.5", "prior=flat"]),
     ] {
-        let s = settings(&pairs);
+        // The model's own coordinates θ (the whitened path is tested in tests/reparam.rs).
+        let s = settings(&[pairs.as_slice(), &["reparam=none"]].concat());
         let t = simulate("linear", 1000, 5, 3, &s).unwrap();
         let design = Design::from_table(&t, &spec("y")).unwrap();
         let (mean, cov) = conjugate_posterior(&design, sd, &prior).unwrap();
@@ -497,13 +498,14 @@ fn simulated_data_recover_true_parameters() {
         ("poisson", vec![]),
         ("linear", vec!["noise=gamma"]),
     ] {
-        let s = settings(&pairs);
+        // The model's own coordinates θ (the whitened path is tested in tests/reparam.rs).
+        let s = settings(&[pairs.as_slice(), &["reparam=none"]].concat());
         let t = simulate(model, 5000, 5, 7, &s).unwrap();
         let m = build_model(model, &t, &spec("y"), &s).unwrap();
         // Student-t and (β, log τ) are not log-concave: start Newton at the least-squares fit
         // (and log τ at minus the log of the mean squared residual)
         let start = if model == "robust" || m.dim() == 6 {
-            let lin = build_model("linear", &t, &spec("y"), &Settings::new()).unwrap();
+            let lin = build_model("linear", &t, &spec("y"), &settings(&["reparam=none"])).unwrap();
             let mut b = mode_and_cov(&*lin, lin.initial_point()).0;
             if m.dim() == 6 {
                 let msr =

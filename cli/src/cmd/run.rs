@@ -181,10 +181,17 @@ pub fn run(a: &RunArgs) -> Result<(), CliError> {
         intercept: !a.no_intercept,
         standardize: a.standardize,
     };
+    let t_model = Instant::now();
     let model =
         registry::build_model(&a.model, &table, &spec, &settings).map_err(|e| ctx.describe(&e))?;
+    let model_seconds = t_model.elapsed().as_secs_f64();
     let n = model.n();
     drop(table);
+    if let Some(info) = model.reparam_info() {
+        if info.kind == "failed" {
+            eprintln!("warning: reparam: {}", info.note);
+        }
+    }
 
     // Chain 0 is built here: it validates the sampler settings before any thread starts.
     let t_build = Instant::now();
@@ -284,6 +291,7 @@ pub fn run(a: &RunArgs) -> Result<(), CliError> {
         summaries: &summaries,
         wall_sampling,
         wall_total,
+        model_seconds,
         ksd,
     };
     write_run_json(out, &report)?;
@@ -496,6 +504,8 @@ struct RunReport<'a> {
     summaries: &'a [diag::Summary],
     wall_sampling: f64,
     wall_total: f64,
+    /// Seconds to build the model (design, and the reparametrisation's mode search).
+    model_seconds: f64,
     /// The `ksd` block ([`ksd_json`]).
     ksd: serde_json::Value,
 }
@@ -554,6 +564,23 @@ fn write_run_json(dir: &Path, r: &RunReport<'_>) -> Result<(), CliError> {
         accept += o.stats.iter().map(|s| s.accept_prob).sum::<f64>();
         kept += o.stats.len();
     }
+    // The reparametrisation's mode search is done once for all chains: set-up cost.
+    let reparam = match r.model.reparam_info() {
+        Some(info) => {
+            setup.lik_evals += info.cost.lik_evals;
+            setup.grad_evals += info.cost.grad_evals;
+            json!({
+                "kind": info.kind,
+                "note": info.note,
+                "rows_used": info.rows_used,
+                "lik_evals": info.cost.lik_evals,
+                "grad_evals": info.cost.grad_evals,
+                "hess_evals": info.hess_evals,
+                "model_build_seconds": r.model_seconds,
+            })
+        }
+        None => json!({"kind": "none", "note": "this model is sampled in its own coordinates"}),
+    };
     let total = Cost {
         lik_evals: samp.lik_evals + warm.lik_evals + setup.lik_evals,
         grad_evals: samp.grad_evals + warm.grad_evals + setup.grad_evals,
@@ -657,11 +684,12 @@ fn write_run_json(dir: &Path, r: &RunReport<'_>) -> Result<(), CliError> {
             "ess_per_second": "ESS / sampling-phase seconds (slowest chain; chains run in parallel)",
             "ess_per_second_total": "ESS / wall seconds of setup, warm-up and sampling of all chains",
             "ess_per_1000_grad_evals": "ESS per 1000 per-datum gradient evaluations of the sampling phase, all chains",
-            "_total": "counts setup (mode finding, centring) and warm-up as well",
+            "_total": "counts setup (mode finding, centring, the reparametrisation's mode search) and warm-up as well",
             "full_data_passes": "max(lik_evals, grad_evals) / n",
             "data_fraction_per_iteration": "sampling-phase full-data passes per kept iteration",
         },
         "chain_details": chains,
+        "reparam": reparam,
         "ksd": r.ksd,
     });
     if r.signed {

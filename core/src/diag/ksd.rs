@@ -391,12 +391,40 @@ pub fn thin_chains(lens: &[usize], max: usize) -> Vec<(usize, usize)> {
     out.into_iter().map(|(_, c, i)| (c, i)).collect()
 }
 
+/// Points on the user's scale θ into the model's sampling coordinates (a whitened model's z;
+/// unchanged otherwise), K × d row-major.
+fn sampler_points(model: &dyn DataModel, points: &[f64]) -> Option<Vec<f64>> {
+    let map = model.user_map()?;
+    let d = map.dim();
+    let mut z = vec![0.0; points.len()];
+    let mut tmp = vec![0.0; d];
+    for (t, zz) in points.chunks_exact(d).zip(z.chunks_exact_mut(d)) {
+        map.to_sampler(t, zz, &mut tmp);
+    }
+    Some(z)
+}
+
+/// Scores in the model's sampling coordinates to scores of log π(θ) (∇_θ = C ∇_z), in place.
+fn scores_to_user(model: &dyn DataModel, scores: &mut [f64]) {
+    if let Some(map) = model.user_map() {
+        let d = map.dim();
+        let mut gz = vec![0.0; d];
+        for g in scores.chunks_exact_mut(d) {
+            gz.copy_from_slice(g);
+            map.score_to_user(&gz, g);
+        }
+    }
+}
+
 /// Exact scores ∇ log π(θ) = ∇ log p(θ) + Σᵢ ∇ℓᵢ(θ) of K points (K × d row-major), K × d
-/// row-major. Errors: a dimension mismatch, or a non-finite score (a point outside the
-/// support, or overflow).
+/// row-major. Points and scores are on the user's scale θ, also for a whitened model
+/// ([`DataModel::user_map`]). Errors: a dimension mismatch, or a non-finite score (a point
+/// outside the support, or overflow).
 pub fn exact_scores(model: &dyn DataModel, points: &[f64]) -> Result<Vec<f64>, Error> {
     let d = model.dim();
     let k = shape(points, points, d)?;
+    let z = sampler_points(model, points);
+    let points = z.as_deref().unwrap_or(points);
     let mut out = vec![0.0; k * d];
     for (x, g) in points.chunks_exact(d).zip(out.chunks_exact_mut(d)) {
         model.log_prior_grad(x, g);
@@ -407,12 +435,14 @@ pub fn exact_scores(model: &dyn DataModel, points: &[f64]) -> Result<Vec<f64>, E
             ));
         }
     }
+    scores_to_user(model, &mut out);
     Ok(out)
 }
 
 /// Stochastic scores ∇ log p(θ) + (n/m) Σ_{i∈S} ∇ℓᵢ(θ), S a fresh uniform batch of
 /// `batch` indices without replacement per point (clamped to n; `batch` ≥ n gives the exact
-/// score). Errors as [`exact_scores`], plus batch = 0 or a model without data.
+/// score). Points and scores on the user's scale, as [`exact_scores`]. Errors as
+/// [`exact_scores`], plus batch = 0 or a model without data.
 pub fn stochastic_scores<R: Rng + ?Sized>(
     model: &dyn DataModel,
     points: &[f64],
@@ -422,6 +452,8 @@ pub fn stochastic_scores<R: Rng + ?Sized>(
     let d = model.dim();
     let n = model.n();
     let k = shape(points, points, d)?;
+    let z = sampler_points(model, points);
+    let points = z.as_deref().unwrap_or(points);
     if batch == 0 {
         return Err(Error::setting("batch_size", "must be at least 1"));
     }
@@ -452,6 +484,7 @@ pub fn stochastic_scores<R: Rng + ?Sized>(
             ));
         }
     }
+    scores_to_user(model, &mut out);
     Ok(out)
 }
 

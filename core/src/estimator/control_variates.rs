@@ -97,7 +97,7 @@ impl ControlVariates {
             let mut d2 = vec![0.0; n];
             for k in 0..n {
                 let row = design.row(k);
-                let e = crate::linalg::dot(row, centre);
+                let e = glm.eta(centre, k);
                 let y = design.y[k];
                 let (v, f1) = fam.value_d1(y, e);
                 let f2 = fam.d2(y, e);
@@ -279,7 +279,7 @@ impl ControlVariates {
                 let fam = glm.family();
                 for (s, &k) in idx.iter().enumerate() {
                     let row = design.row(k);
-                    let e = crate::linalg::dot(row, theta);
+                    let e = glm.eta(theta, k);
                     let dz = e - eta[k];
                     let (q, dq) = match self.order {
                         0 => (l[k], 0.0),

@@ -297,7 +297,7 @@ impl Smh {
         for i in 0..n {
             let row = design.row(i);
             let y = design.y[i];
-            let eta = dot(row, &theta_hat);
+            let eta = view.eta(&theta_hat, i);
             let (_, d1) = fam.value_d1(y, eta);
             let dd2 = fam.d2(y, eta);
             let mut m = 0.0f64;
@@ -402,11 +402,10 @@ impl Smh {
             return 0.0;
         }
         let design = view.design();
-        let row = design.row(i);
         let y = design.y[i];
         let fam = view.family();
-        let eta = dot(row, theta);
-        let eta_p = dot(row, theta_p);
+        let eta = view.eta(theta, i);
+        let eta_p = view.eta(theta_p, i);
         let dl = fam.value(y, eta_p) - fam.value(y, eta);
         let del = eta - self.eta_hat[i];
         let del_p = eta_p - self.eta_hat[i];

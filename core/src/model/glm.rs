@@ -6,10 +6,13 @@
 //! noise ([`GaussianNoise`]) and `robust` ([`StudentT`]).
 
 use super::prior::Prior;
+use super::reparam::{AffineMap, ReparamInfo};
 use super::{DataModel, GlmView};
 use crate::data::Design;
 use crate::math;
+use crate::optim::{find_mode, find_mode_subset, ModeOptions};
 use alloc::string::String;
+use alloc::vec;
 use alloc::vec::Vec;
 
 /// The per-datum log-likelihood as a function of the linear predictor η.
@@ -70,14 +73,28 @@ impl GlmFamily for Logistic {
 }
 
 /// A GLM posterior: family f, design, prior.
+///
+/// After [`Glm::whiten`] the model is the same posterior in whitened coordinates z
+/// (θ = θ̂ + C⁻ᵀ z, see [`crate::model::reparam`]): `design` holds x̃ᵢ = C⁻¹xᵢ, `offset` holds
+/// oᵢ = xᵢᵀθ̂, ηᵢ = oᵢ + x̃ᵢᵀz, and the prior (on θ) is evaluated through the map.
 pub struct Glm<F> {
-    /// Data.
+    /// Data (whitened rows after [`Glm::whiten`]).
     pub design: Design,
     /// The likelihood family.
     pub family: F,
-    /// Prior on the coefficients.
+    /// Prior on the coefficients θ (the user's coordinates).
     pub prior: Prior,
+    /// Per-row offset of the linear predictor (set by [`Glm::whiten`]).
+    offset: Option<Vec<f64>>,
+    /// The map from the sampler's coordinates to θ (set by [`Glm::whiten`]).
+    map: Option<AffineMap>,
+    /// What [`Glm::whiten`] did (None: never asked).
+    reparam: Option<ReparamInfo>,
 }
+
+/// Rows × d² above which the whitening's mode and Hessian use an evenly spaced subset of
+/// ⌊budget/d²⌋ rows (likelihood scaled by n/m): Newton costs n·d² per iteration.
+const WHITEN_BUDGET: f64 = 5e8;
 
 impl<F: GlmFamily> Glm<F> {
     /// A GLM over `design`.
@@ -86,16 +103,137 @@ impl<F: GlmFamily> Glm<F> {
             design,
             family,
             prior,
+            offset: None,
+            map: None,
+            reparam: None,
         }
     }
+
+    /// ηᵢ = oᵢ + xᵢᵀθ, summed as [`GlmView::eta`] does (the same bits).
     #[inline]
     fn eta(&self, theta: &[f64], i: usize) -> f64 {
-        let row = self.design.row(i);
-        let mut s = 0.0;
-        for k in 0..row.len() {
-            s += row[k] * theta[k];
+        let s = crate::linalg::dot(self.design.row(i), theta);
+        match &self.offset {
+            Some(o) => o[i] + s,
+            None => s,
         }
-        s
+    }
+
+    /// The same posterior in whitened coordinates (module [`crate::model::reparam`]): the mode
+    /// θ̂ and P = −∇² log π(θ̂) by Newton (on an evenly spaced subset of rows on tall data), then
+    /// the design is transformed in place. Exact whatever θ̂ and P come out; when no usable
+    /// θ̂ or P is found (a non-finite mode, a P that is not positive definite even with a small
+    /// ridge), the model is returned unchanged with [`ReparamInfo::kind`] = `failed` and the
+    /// reason. Calling it twice whitens once.
+    pub fn whiten(mut self) -> Self {
+        if self.map.is_some() {
+            return self;
+        }
+        let (n, d) = (self.design.n, self.design.d);
+        let rows = if (n as f64) * (d * d) as f64 <= WHITEN_BUDGET {
+            n
+        } else {
+            ((WHITEN_BUDGET / (d * d) as f64) as usize).clamp(d.max(1) * 10, n)
+        };
+        let opts = ModeOptions {
+            max_iter: 100,
+            grad_tol: 1e-8,
+            ..ModeOptions::default()
+        };
+        let start = vec![0.0; d];
+        let found = if rows == n {
+            find_mode(&self, &start, &opts)
+        } else {
+            let subset: Vec<usize> = (0..rows).map(|k| (k * n) / rows).collect();
+            find_mode_subset(&self, &subset, &start, &opts)
+        };
+        let fail = |note: String| ReparamInfo {
+            kind: "failed",
+            note,
+            rows_used: rows,
+            cost: Default::default(),
+            hess_evals: 0,
+        };
+        let res = match found {
+            Ok(r) => r,
+            Err(e) => {
+                self.reparam = Some(fail(alloc::format!(
+                    "no mode found ({e}); sampled as given"
+                )));
+                return self;
+            }
+        };
+        // P, with a small ridge if rounding made it indefinite.
+        let mut map = AffineMap::from_mode_and_precision(&res.mode, &res.neg_hessian);
+        let mean_diag = (0..d)
+            .map(|j| math::abs(res.neg_hessian[j * d + j]))
+            .sum::<f64>()
+            / d.max(1) as f64;
+        let mut ridge = 0.0;
+        for r in [1e-10, 1e-7, 1e-4] {
+            if map.is_ok() {
+                break;
+            }
+            ridge = r * mean_diag;
+            let mut p = res.neg_hessian.clone();
+            for j in 0..d {
+                p[j * d + j] += ridge;
+            }
+            map = AffineMap::from_mode_and_precision(&res.mode, &p);
+        }
+        let map = match map {
+            Ok(m) => m,
+            Err(_) => {
+                let mut info = fail(String::from(
+                    "the negative Hessian at the mode is not positive definite (a flat or \
+                     unidentified direction); sampled as given",
+                ));
+                info.cost = res.cost();
+                info.hess_evals = res.hess_evals;
+                self.reparam = Some(info);
+                return self;
+            }
+        };
+        let mut offset = Vec::with_capacity(n);
+        for row in self.design.x.chunks_exact_mut(d.max(1)) {
+            offset.push(row.iter().zip(&res.mode).map(|(a, b)| a * b).sum());
+            map.grad_to_sampler(row);
+        }
+        let mut note = alloc::format!(
+            "θ = θ̂ + C⁻ᵀz from the mode and Hessian of {} ({} Newton iterations{})",
+            if rows == n {
+                String::from("all rows")
+            } else {
+                alloc::format!("{rows} evenly spaced rows (likelihood scaled by n/m)")
+            },
+            res.iterations,
+            if ridge > 0.0 { ", ridge added" } else { "" },
+        );
+        if d == 0 {
+            note = String::from("no parameters");
+        }
+        self.reparam = Some(ReparamInfo {
+            kind: "whiten",
+            note,
+            rows_used: rows,
+            cost: res.cost(),
+            hess_evals: res.hess_evals,
+        });
+        self.offset = Some(offset);
+        self.map = Some(map);
+        self
+    }
+
+    /// Record that whitening was not applied (`reparam=none`, or not asked): `why` for run.json.
+    pub fn not_whitened(mut self, why: &str) -> Self {
+        self.reparam = Some(ReparamInfo {
+            kind: "none",
+            note: String::from(why),
+            rows_used: 0,
+            cost: Default::default(),
+            hess_evals: 0,
+        });
+        self
     }
 }
 
@@ -110,16 +248,53 @@ impl<F: GlmFamily> DataModel for Glm<F> {
         self.design.names.clone()
     }
     fn log_prior_grad(&self, theta: &[f64], grad: &mut [f64]) -> f64 {
-        self.prior.log_density_grad(theta, grad)
+        match &self.map {
+            None => self.prior.log_density_grad(theta, grad),
+            Some(map) => {
+                let d = theta.len();
+                let mut t = vec![0.0; 2 * d];
+                let (th, g) = t.split_at_mut(d);
+                map.to_user(theta, th);
+                let v = self.prior.log_density_grad(th, g);
+                map.grad_to_sampler(g);
+                for (a, b) in grad.iter_mut().zip(g.iter()) {
+                    *a += b;
+                }
+                v
+            }
+        }
     }
     fn log_prior(&self, theta: &[f64]) -> f64 {
-        self.prior.log_density(theta)
+        match &self.map {
+            None => self.prior.log_density(theta),
+            Some(map) => {
+                let mut th = vec![0.0; theta.len()];
+                map.to_user(theta, &mut th);
+                self.prior.log_density(&th)
+            }
+        }
     }
     fn log_prior_hess(&self, theta: &[f64], hess: &mut [f64]) {
         let d = theta.len();
         let p = self.prior.precision();
-        for k in 0..d {
-            hess[k * d + k] -= p;
+        match &self.map {
+            None => {
+                for k in 0..d {
+                    hess[k * d + k] -= p;
+                }
+            }
+            Some(map) => {
+                // −p I in θ is −p C⁻¹C⁻ᵀ in z.
+                let mut h = vec![0.0; d * d];
+                for k in 0..d {
+                    h[k * d + k] = -p;
+                }
+                let mut col = vec![0.0; d];
+                map.hessian_to_sampler(&mut h, &mut col);
+                for (a, b) in hess.iter_mut().zip(&h) {
+                    *a += b;
+                }
+            }
         }
     }
     #[inline]
@@ -160,6 +335,12 @@ impl<F: GlmFamily> DataModel for Glm<F> {
     fn as_glm(&self) -> Option<&dyn GlmView> {
         Some(self)
     }
+    fn user_map(&self) -> Option<&AffineMap> {
+        self.map.as_ref()
+    }
+    fn reparam_info(&self) -> Option<&ReparamInfo> {
+        self.reparam.as_ref()
+    }
 }
 
 impl<F: GlmFamily> GlmView for Glm<F> {
@@ -168,6 +349,9 @@ impl<F: GlmFamily> GlmView for Glm<F> {
     }
     fn family(&self) -> &dyn GlmFamily {
         &self.family
+    }
+    fn offset(&self) -> Option<&[f64]> {
+        self.offset.as_deref()
     }
 }
 

@@ -16,6 +16,7 @@ pub mod linear;
 pub mod pmf;
 pub mod prior;
 pub mod registry;
+pub mod reparam;
 pub mod series;
 
 pub use gaussian::GaussianMean;
@@ -111,6 +112,18 @@ pub trait DataModel: Send + Sync {
     fn likelihood_temperature(&self) -> f64 {
         1.0
     }
+
+    /// When the model samples in whitened coordinates z ([`reparam`]), the map θ = θ̂ + C⁻ᵀ z
+    /// to the user's coordinates; every reported draw, summary and score is on θ. `None` when
+    /// θ is sampled directly.
+    fn user_map(&self) -> Option<&reparam::AffineMap> {
+        None
+    }
+
+    /// What the `reparam` setting did for this model (None: the model has no such step).
+    fn reparam_info(&self) -> Option<&reparam::ReparamInfo> {
+        None
+    }
 }
 
 /// Read access to a GLM's design and family, for samplers that exploit ℓᵢ(θ) = f(yᵢ, xᵢᵀθ).
@@ -119,6 +132,18 @@ pub trait GlmView: Send + Sync {
     fn design(&self) -> &crate::data::Design;
     /// The family f and its η-derivatives.
     fn family(&self) -> &dyn GlmFamily;
+    /// Per-row offsets oᵢ of the linear predictor ηᵢ = oᵢ + xᵢᵀθ (a whitened GLM's; None: 0).
+    fn offset(&self) -> Option<&[f64]> {
+        None
+    }
+    /// ηᵢ = oᵢ + xᵢᵀθ (xᵢᵀθ summed in index order, then the offset added).
+    fn eta(&self, theta: &[f64], i: usize) -> f64 {
+        let s = crate::linalg::dot(self.design().row(i), theta);
+        match self.offset() {
+            Some(o) => o[i] + s,
+            None => s,
+        }
+    }
 }
 
 /// A target log density with gradient (up to an additive constant), for the exact samplers.

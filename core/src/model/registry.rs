@@ -12,6 +12,7 @@ use super::glm::{GaussianNoise, Glm, Logistic, Poisson, StudentT};
 use super::gmm::{self, Gmm};
 use super::linear::{self, LinearUnknownNoise};
 use super::prior::{Prior, DEFAULT_PRIOR_SCALE};
+use super::reparam::ReparamMode;
 use super::series::{SeriesModel, SsmKind};
 use crate::data::{Design, DesignSpec, Table};
 use crate::error::Error;
@@ -36,6 +37,13 @@ const PRIOR_SCALE: ParamSpec = ParamSpec {
         max: f64::INFINITY,
     },
 };
+const REPARAM: ParamSpec = ParamSpec {
+    key: "reparam",
+    description:
+        "auto: sample in whitened coordinates θ = θ̂ + C⁻ᵀz (mode and Laplace precision CCᵀ; \
+                  exact, draws reported on θ; not for linear noise=gamma); none: sample θ as given",
+    kind: ParamKind::Choice(&["auto", "none"]),
+};
 const NOISE_SD: ParamSpec = ParamSpec {
     key: "noise_sd",
     description: "Known noise standard deviation σ (> 0)",
@@ -52,7 +60,7 @@ pub static MODELS: &[ModelInfo] = &[
         name: "logistic",
         description: "Logistic regression, response 0/1",
         regression: true,
-        params: &[PRIOR, PRIOR_SCALE],
+        params: &[PRIOR, PRIOR_SCALE, REPARAM],
     },
     ModelInfo {
         name: "linear",
@@ -85,6 +93,7 @@ pub static MODELS: &[ModelInfo] = &[
             },
             PRIOR,
             PRIOR_SCALE,
+            REPARAM,
         ],
     },
     ModelInfo {
@@ -112,13 +121,14 @@ pub static MODELS: &[ModelInfo] = &[
             },
             PRIOR,
             PRIOR_SCALE,
+            REPARAM,
         ],
     },
     ModelInfo {
         name: "poisson",
         description: "Poisson regression with log link, response a count",
         regression: true,
-        params: &[PRIOR, PRIOR_SCALE],
+        params: &[PRIOR, PRIOR_SCALE, REPARAM],
     },
     ModelInfo {
         name: "gmm",
@@ -193,6 +203,7 @@ pub static MODELS: &[ModelInfo] = &[
             },
             PRIOR,
             PRIOR_SCALE,
+            REPARAM,
         ],
     },
     ModelInfo {
@@ -528,6 +539,14 @@ pub fn pmf_from_table(
     )
 }
 
+/// Apply the `reparam` setting to a GLM ([`Glm::whiten`] under `auto`).
+fn reparametrise<F: crate::model::GlmFamily>(glm: Glm<F>, mode: ReparamMode) -> Glm<F> {
+    match mode {
+        ReparamMode::Auto => glm.whiten(),
+        ReparamMode::None => glm.not_whitened("reparam=none"),
+    }
+}
+
 /// Build model `name` from `table`; model options come from `settings` (keys read are marked
 /// used). Time-series models (`lgssm`, `sv`, `garch`) read one column (see
 /// [`SeriesModel::from_table`]). Planned models give a "not yet available" error; other
@@ -541,18 +560,21 @@ pub fn build(
     match name {
         "logistic" => {
             let prior = Prior::from_settings(settings)?;
+            let mode = ReparamMode::from_settings(settings)?;
             let d = regression_design(table, design)?;
             check_binary(&d, &design.response)?;
-            Ok(Arc::new(Glm::new(d, Logistic, prior)))
+            Ok(Arc::new(reparametrise(Glm::new(d, Logistic, prior), mode)))
         }
         "poisson" => {
             let prior = Prior::from_settings(settings)?;
+            let mode = ReparamMode::from_settings(settings)?;
             let d = regression_design(table, design)?;
             check_counts(&d, &design.response)?;
-            Ok(Arc::new(Glm::new(d, Poisson, prior)))
+            Ok(Arc::new(reparametrise(Glm::new(d, Poisson, prior), mode)))
         }
         "linear" => {
             let prior = Prior::from_settings(settings)?;
+            let mode = ReparamMode::from_settings(settings)?;
             let noise = settings.choice("noise", "known", &["known", "gamma"])?;
             let d = regression_design(table, design)?;
             if noise == "gamma" {
@@ -576,15 +598,22 @@ pub fn build(
                 reject(settings, "noise_prior_shape", "with noise=known")?;
                 reject(settings, "noise_prior_rate", "with noise=known")?;
                 let sd = positive(settings, "noise_sd", linear::DEFAULT_NOISE_SD)?;
-                Ok(Arc::new(Glm::new(d, GaussianNoise { sd }, prior)))
+                Ok(Arc::new(reparametrise(
+                    Glm::new(d, GaussianNoise { sd }, prior),
+                    mode,
+                )))
             }
         }
         "robust" => {
             let prior = Prior::from_settings(settings)?;
+            let mode = ReparamMode::from_settings(settings)?;
             let nu = positive(settings, "nu", 4.0)?;
             let scale = positive(settings, "noise_sd", 1.0)?;
             let d = regression_design(table, design)?;
-            Ok(Arc::new(Glm::new(d, StudentT { nu, scale }, prior)))
+            Ok(Arc::new(reparametrise(
+                Glm::new(d, StudentT { nu, scale }, prior),
+                mode,
+            )))
         }
         "gmm" => {
             let v1 = positive(settings, "prior_var_1", gmm::DEFAULT_PRIOR_VAR_1)?;

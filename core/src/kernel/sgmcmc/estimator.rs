@@ -590,7 +590,7 @@ pub fn cv_ps_weights(model: &dyn DataModel, mode: &[f64], cov: &[f64]) -> Result
         return Ok((0..n)
             .map(|i| {
                 let x = des.row(i);
-                let eta: f64 = x.iter().zip(mode).map(|(a, b)| a * b).sum();
+                let eta = glm.eta(mode, i);
                 let c = math::abs(fam.d2(des.y.get(i).copied().unwrap_or(0.0), eta));
                 let mut q = 0.0;
                 for a in 0..d {
