@@ -476,6 +476,7 @@ async function startRun() {
   state.run = run;
   document.body.dataset.state = 'running';
   $('diagnostics').querySelector('tbody').replaceChildren();
+  showWarnings([]);
   $('cost').querySelector('tbody').replaceChildren();
   $('chain-progress').replaceChildren();
   $('ecs-fraction-fig').hidden = true;
@@ -684,7 +685,12 @@ function requestDiag(run, final = false) {
   run.diagPending = true;
   run.diagLast = performance.now();
   const j = Math.max(0, $('param').selectedIndex);
-  run.diag.postMessage({ type: 'summary', id: final ? 'final' : 'live', acfParam: j, maxLag: ACF_LAGS });
+  const msg = { type: 'summary', id: final ? 'final' : 'live', acfParam: j, maxLag: ACF_LAGS };
+  if (final) {
+    msg.names = run.names;
+    msg.divergent = run.chains.map((c) => c.div);
+  }
+  run.diag.postMessage(msg);
 }
 
 function onDiag(run, m) {
@@ -702,6 +708,7 @@ function onDiag(run, m) {
   run.dirty = true;
   if (m.id === 'final') {
     run.final = true;
+    showWarnings(m.warnings ?? []);
     renderNow();
     document.body.dataset.state = run.chains.every((c) => c.status === 'done') ? 'done' : 'stopped';
   } else {
@@ -820,6 +827,17 @@ function renderNow() {
   if (run.summary) renderTable(run);
   renderCost(run);
   if (!run.finished && performance.now() - run.diagLast > DIAG_MS) requestDiag(run);
+}
+
+/** The run's convergence warnings (the lines `tallmc run` prints), or none. */
+function showWarnings(lines) {
+  const ul = $('warnings');
+  ul.replaceChildren(...lines.map((l) => {
+    const li = document.createElement('li');
+    li.textContent = `Warning: ${l}`;
+    return li;
+  }));
+  ul.hidden = lines.length === 0;
 }
 
 function renderTable(run) {

@@ -22,8 +22,10 @@ self.onmessage = async (ev) => {
         const t0 = performance.now();
         const summary = store.summary();
         const acf = msg.acfParam >= 0 ? store.acf(msg.acfParam, msg.maxLag) : new Float64Array(0);
+        // The final summary carries the CLI's convergence warnings (R-hat, ESS, divergences, stuck chains).
+        const warnings = msg.names ? store.warnings(msg.names, Uint32Array.from(msg.divergent ?? [])) : null;
         self.postMessage(
-          { type: 'summary', id: msg.id, summary, acf, acfParam: msg.acfParam, ms: performance.now() - t0 },
+          { type: 'summary', id: msg.id, summary, acf, acfParam: msg.acfParam, warnings, ms: performance.now() - t0 },
           [summary.buffer, acf.buffer],
         );
         break;

@@ -599,20 +599,60 @@ fn time_series_run_and_simulate() {
     for col in ["window_start", "ess_min", "ess_mean", "window_log_lik"] {
         assert!(header.contains(col), "{header}");
     }
-    let (o, _) = run(&sv, "sv", "pmmh", &["--set", "particles=20"]);
+    // Draws are reported on the natural scale of the DESIGN contract (samplers move log σ).
+    let natural = |out: &str, names: &str| -> Vec<Vec<f64>> {
+        let draws = read(&Path::new(out).join("draws.csv"));
+        let mut lines = draws.lines();
+        assert_eq!(lines.next(), Some(format!("chain,draw,{names}").as_str()));
+        let summary = read(&Path::new(out).join("summary.csv"));
+        let params: Vec<&str> = summary
+            .lines()
+            .skip(1)
+            .filter_map(|l| l.split(',').next())
+            .collect();
+        assert_eq!(params.join(","), names);
+        lines
+            .map(|l| l.split(',').skip(2).map(|v| v.parse().unwrap()).collect())
+            .collect()
+    };
+    for row in natural(&out, "phi,sigma,tau") {
+        assert!(row[1] > 0.0 && row[2] > 0.0, "{row:?}");
+    }
+    let (o, out) = run(&sv, "sv", "pmmh", &["--set", "particles=20"]);
     assert_eq!(
         o.status.code(),
         Some(0),
         "{}",
         String::from_utf8_lossy(&o.stderr)
     );
-    let (o, _) = run(&lg, "lgssm", "nuts", &[]);
+    for row in natural(&out, "phi,sigma,tau") {
+        assert!(row[1] > 0.0 && row[2] > 0.0, "{row:?}");
+    }
+    let garch = dir.join("garch.csv");
+    let (o, out) = run(&garch, "garch", "pmmh", &["--set", "particles=20"]);
     assert_eq!(
         o.status.code(),
         Some(0),
         "{}",
         String::from_utf8_lossy(&o.stderr)
     );
+    for row in natural(&out, "alpha,beta,gamma,tau") {
+        assert!(
+            row.iter().all(|v| *v > 0.0) && row[1] + row[2] < 1.0,
+            "{row:?}"
+        );
+    }
+    let (o, out) = run(&lg, "lgssm", "nuts", &[]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    natural(&out, "phi,sigma,tau");
+    // The KSD maps the reported draws back to the sampler's coordinates (where scores live).
+    let run_json = read(&Path::new(&out).join("run.json"));
+    assert!(run_json.contains("\"joint\""), "KSD missing: {run_json}");
     // errors
     let (o, _) = run(&sv, "sv", "nuts", &[]);
     let e = String::from_utf8_lossy(&o.stderr);
@@ -631,4 +671,64 @@ fn time_series_run_and_simulate() {
     let e = String::from_utf8_lossy(&o.stderr);
     assert_ne!(o.status.code(), Some(0));
     assert!(e.contains("lgssm"), "{e}");
+}
+
+/// Convergence warnings: a run far too short for a random walk prints one line per problem
+/// (ESS < 100 here) on stderr and records the same lines in run.json; a long NUTS run has none.
+#[test]
+fn unconverged_runs_warn_and_converged_runs_do_not() {
+    let dir = TempDir::new("warnings");
+    let data = simulate_logistic(&dir);
+    let go = |sampler: &str, warmup: &str, draws: &str| {
+        let out = dir.join(&format!("warn-{sampler}"));
+        let o = tallmc(&[
+            "run",
+            "--data",
+            &data,
+            "--model",
+            "logistic",
+            "--response",
+            "y",
+            "--sampler",
+            sampler,
+            "--chains",
+            "2",
+            "--warmup",
+            warmup,
+            "--draws",
+            draws,
+            "--seed",
+            "4",
+            "--ksd-draws",
+            "0",
+            "--out",
+            &out,
+        ]);
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let j: serde_json::Value =
+            serde_json::from_str(&read(&Path::new(&out).join("run.json"))).unwrap();
+        let w: Vec<String> = j["warnings"]
+            .as_array()
+            .expect("run.json warnings")
+            .iter()
+            .map(|v| v.as_str().unwrap().to_string())
+            .collect();
+        (w, String::from_utf8_lossy(&o.stderr).to_string())
+    };
+    let (w, stderr) = go("rwmh", "20", "40");
+    assert!(
+        w.iter()
+            .any(|l| l.starts_with("effective sample size < 100 for ")),
+        "{w:?}"
+    );
+    for l in &w {
+        assert!(stderr.contains(&format!("warning: {l}")), "{stderr}");
+    }
+    let (w, _) = go("nuts", "300", "600");
+    assert!(w.is_empty(), "{w:?}");
 }

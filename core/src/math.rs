@@ -101,6 +101,115 @@ pub fn softplus(x: f64) -> f64 {
     }
 }
 
+/// eˣ without branches or table look-ups, so that loops over data vectorise (musl's algorithm,
+/// as in `libm::exp`, with the reduction k = round-half-even(x/ln 2) by the 1.5·2⁵² shift and
+/// the scaling 2ᵏ built in the exponent bits).
+///
+/// # Formula
+/// x = k ln2 + r, |r| ≤ ln2/2; c = r − r²(P₁ + r²(P₂ + … + r²P₅));
+/// eʳ = 1 + r c/(2 − c) (Remez rational form, error < 1 ulp); eˣ = 2ᵏ eʳ.
+/// Range: x ≤ −708.3 gives 0 (eˣ < 2.2·10⁻³⁰⁸ would be subnormal), x > 709 gives +∞ (e^709
+/// ≈ 8.2·10³⁰⁷), NaN gives NaN. Measured against `libm::exp` on 2·10⁶ points of [−708, 709]:
+/// at most 1 ulp apart (test `fast_exp_matches_libm`).
+#[inline(always)]
+#[allow(clippy::excessive_precision)] // the constants of FreeBSD's e_exp.c, as published
+pub fn fast_exp(x: f64) -> f64 {
+    const INVLN2: f64 = core::f64::consts::LOG2_E;
+    const LN2HI: f64 = 6.931_471_803_691_238_164_90e-1;
+    const LN2LO: f64 = 1.908_214_929_270_587_700_02e-10;
+    const SHIFT: f64 = 6_755_399_441_055_744.0; // 1.5 · 2⁵²
+    const P1: f64 = 1.666_666_666_666_660_190_37e-1;
+    const P2: f64 = -2.777_777_777_701_559_338_42e-3;
+    const P3: f64 = 6.613_756_321_437_934_361_17e-5;
+    const P4: f64 = -1.653_390_220_546_525_153_90e-6;
+    const P5: f64 = 4.138_136_797_057_238_460_39e-8;
+    let xc = if x > -708.3 { x } else { -708.3 };
+    let xc = if xc < 709.0 { xc } else { 709.0 };
+    let t = xc * INVLN2 + SHIFT;
+    let kf = t - SHIFT;
+    let hi = xc - kf * LN2HI;
+    let lo = kf * LN2LO;
+    let r = hi - lo;
+    let rr = r * r;
+    let c = r - rr * (P1 + rr * (P2 + rr * (P3 + rr * (P4 + rr * P5))));
+    let y = 1.0 + (r * c / (2.0 - c) - lo + hi);
+    // t's low mantissa bits hold k (two's complement, |k| ≤ 1023): 2ᵏ in the exponent field
+    let scale = f64::from_bits(t.to_bits().wrapping_add(1023) << 52);
+    let v = y * scale;
+    let v = if x > -708.3 { v } else { 0.0 };
+    let v = if x > 709.0 { f64::INFINITY } else { v };
+    if x.is_nan() {
+        x
+    } else {
+        v
+    }
+}
+
+/// log(1 + x) for x in [0, 1] without branches (musl's log1p kernel, as in `libm::log1p`,
+/// with the two argument reductions as selects), so that loops over data vectorise. Used by
+/// the logistic likelihood, where x = e^(−|η|). Outside [0, 1] use [`ln_1p`].
+///
+/// # Formula
+/// For x < √2 − 1: f = x, k = 0, c = 0; else u = 1 + x, f = u/2 − 1, k = 1 and the rounding
+/// correction c = (x − (u − 1))/u. With s = f/(2 + f), z = s²:
+/// log(1 + x) = k ln2 + f − f²/2 + s(f²/2 + R(z)) + c, R the degree-7 Remez polynomial.
+/// Measured against `libm::log1p` on 10⁶ points of [0, 1]: at most 1 ulp apart (test
+/// `fast_ln_1p_unit_matches_libm`).
+#[inline(always)]
+#[allow(clippy::excessive_precision)] // the constants of FreeBSD's s_log1p.c, as published
+pub fn fast_ln_1p_unit(x: f64) -> f64 {
+    const LN2HI: f64 = 6.931_471_803_691_238_164_90e-1;
+    const LN2LO: f64 = 1.908_214_929_270_587_700_02e-10;
+    const LG1: f64 = 6.666_666_666_666_735_130e-1;
+    const LG2: f64 = 3.999_999_999_940_941_908e-1;
+    const LG3: f64 = 2.857_142_874_366_239_149e-1;
+    const LG4: f64 = 2.222_219_843_214_978_396e-1;
+    const LG5: f64 = 1.818_357_216_161_805_012e-1;
+    const LG6: f64 = 1.531_383_769_920_937_332e-1;
+    const LG7: f64 = 1.479_819_860_511_658_591e-1;
+    const SQRT2M1: f64 = 4.142_135_623_730_950_488e-1;
+    let big = x >= SQRT2M1;
+    let u = 1.0 + x;
+    let c = if big { (x - (u - 1.0)) / u } else { 0.0 };
+    let f = if big { 0.5 * u - 1.0 } else { x };
+    let dk = if big { 1.0 } else { 0.0 };
+    let hfsq = 0.5 * f * f;
+    let s = f / (2.0 + f);
+    let z = s * s;
+    let w = z * z;
+    let t1 = w * (LG2 + w * (LG4 + w * LG6));
+    let t2 = z * (LG1 + w * (LG3 + w * (LG5 + w * LG7)));
+    let r = t2 + t1;
+    s * (hfsq + r) + (dk * LN2LO + c) - hfsq + f + dk * LN2HI
+}
+
+/// (softplus(x), σ(x)) with [`fast_exp`] and [`fast_ln_1p_unit`]: branch-free, for the
+/// logistic likelihood's loops over data. Within 2 ulp of [`softplus_sigmoid`].
+#[inline(always)]
+pub fn fast_softplus_sigmoid(x: f64) -> (f64, f64) {
+    let pos = x > 0.0;
+    let e = fast_exp(if pos { -x } else { x });
+    let l = fast_ln_1p_unit(e);
+    let sp = if pos { x + l } else { l };
+    let one_e = 1.0 + e;
+    let sg = if x >= 0.0 { 1.0 } else { e } / one_e;
+    (sp, sg)
+}
+
+/// (softplus(x), σ(x)) from one exponential e^(−|x|): the same bits as [`softplus`] and
+/// [`sigmoid`] called separately, for one `exp` instead of two.
+#[inline]
+pub fn softplus_sigmoid(x: f64) -> (f64, f64) {
+    let e = if x > 0.0 { exp(-x) } else { exp(x) };
+    let sp = if x > 0.0 { x + ln_1p(e) } else { ln_1p(e) };
+    let sg = if x >= 0.0 {
+        1.0 / (1.0 + e)
+    } else {
+        e / (1.0 + e)
+    };
+    (sp, sg)
+}
+
 /// Alias of [`softplus`]: log(1 + eˣ).
 #[inline]
 pub fn log1p_exp(x: f64) -> f64 {
@@ -404,6 +513,82 @@ pub fn beta_quantile(p: f64, a: f64, b: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn ulps(a: f64, b: f64) -> u64 {
+        if a == b {
+            return 0;
+        }
+        (a.to_bits() as i64 - b.to_bits() as i64).unsigned_abs()
+    }
+
+    #[test]
+    fn fast_exp_matches_libm() {
+        let mut worst = 0;
+        let k = 2_000_000;
+        for i in 0..=k {
+            let x = -708.0 + 1417.0 * i as f64 / k as f64;
+            worst = worst.max(ulps(fast_exp(x), libm::exp(x)));
+        }
+        for x in [
+            0.0, -0.0, 1e-300, -1e-300, 1e-20, 0.5, -0.5, 1.0, 709.0, -708.0,
+        ] {
+            worst = worst.max(ulps(fast_exp(x), libm::exp(x)));
+        }
+        assert!(worst <= 1, "worst {worst} ulp");
+        assert_eq!(fast_exp(-800.0), 0.0);
+        assert_eq!(fast_exp(710.0), f64::INFINITY);
+        assert!(fast_exp(f64::NAN).is_nan());
+        assert_eq!(fast_exp(f64::NEG_INFINITY), 0.0);
+    }
+
+    #[test]
+    fn fast_ln_1p_unit_matches_libm() {
+        let mut worst = 0;
+        let k = 1_000_000;
+        for i in 0..=k {
+            let x = i as f64 / k as f64;
+            worst = worst.max(ulps(fast_ln_1p_unit(x), libm::log1p(x)));
+        }
+        for x in [
+            1e-300,
+            1e-20,
+            1e-9,
+            4.142_135_623_730_95e-1,
+            4.142135623730951e-1,
+        ] {
+            worst = worst.max(ulps(fast_ln_1p_unit(x), libm::log1p(x)));
+        }
+        assert!(worst <= 1, "worst {worst} ulp");
+        assert_eq!(fast_ln_1p_unit(0.0), 0.0);
+    }
+
+    #[test]
+    fn fast_softplus_sigmoid_is_close() {
+        let mut worst = 0;
+        let mut x = -700.0f64;
+        while x < 700.0 {
+            let (a, b) = fast_softplus_sigmoid(x);
+            let (c, d) = softplus_sigmoid(x);
+            worst = worst.max(ulps(a, c)).max(ulps(b, d));
+            x += 0.0137;
+        }
+        assert!(worst <= 2, "worst {worst} ulp");
+    }
+
+    #[test]
+    fn softplus_sigmoid_fused_is_bit_identical() {
+        let mut x = -800.0f64;
+        while x < 800.0 {
+            for v in [x, -x, x * 1e-7, 0.0, -0.0] {
+                let (sp, sg) = softplus_sigmoid(v);
+                assert_eq!(sp.to_bits(), softplus(v).to_bits(), "softplus({v})");
+                assert_eq!(sg.to_bits(), sigmoid(v).to_bits(), "sigmoid({v})");
+            }
+            x += 0.37;
+        }
+        let (a, b) = softplus_sigmoid(f64::NAN);
+        assert!(a.is_nan() && b.is_nan());
+    }
 
     #[test]
     fn softplus_is_stable() {

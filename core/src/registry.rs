@@ -138,6 +138,79 @@ pub fn build_chain(
     })
 }
 
+/// [`build_chain`], with positions and names on the reported scale of the output contract
+/// ([`DataModel::reports_transformed`]: time-series models report `phi, sigma, tau` where the
+/// samplers move `phi, log_sigma, log_tau`). What `tallmc run` and the playground write and
+/// show; [`DataModel::position_of_reported`] maps a reported draw back (for scores and the KSD).
+pub fn build_reported_chain(
+    config: &ChainConfig<'_>,
+    model: Arc<dyn DataModel>,
+    rng: &mut ChainRng,
+) -> Result<Box<dyn Chain>, Error> {
+    let chain = build_chain(config, model.clone(), rng)?;
+    Ok(if model.reports_transformed() {
+        Box::new(Reported::new(chain, model))
+    } else {
+        chain
+    })
+}
+
+/// A chain whose positions are reported through [`DataModel::to_reported`].
+struct Reported {
+    inner: Box<dyn Chain>,
+    model: Arc<dyn DataModel>,
+    out: alloc::vec::Vec<f64>,
+}
+
+impl Reported {
+    fn new(inner: Box<dyn Chain>, model: Arc<dyn DataModel>) -> Self {
+        let mut out = alloc::vec![0.0; inner.dim()];
+        model.to_reported(inner.position(), &mut out);
+        Reported { inner, model, out }
+    }
+}
+
+impl Chain for Reported {
+    fn dim(&self) -> usize {
+        self.inner.dim()
+    }
+    fn param_names(&self) -> alloc::vec::Vec<alloc::string::String> {
+        self.model.reported_names()
+    }
+    fn extra_names(&self) -> alloc::vec::Vec<&'static str> {
+        self.inner.extra_names()
+    }
+    fn signed(&self) -> bool {
+        self.inner.signed()
+    }
+    fn exact(&self) -> bool {
+        self.inner.exact()
+    }
+    fn step(&mut self, rng: &mut ChainRng) -> crate::kernel::StepInfo {
+        let info = self.inner.step(rng);
+        self.model.to_reported(self.inner.position(), &mut self.out);
+        info
+    }
+    fn position(&self) -> &[f64] {
+        &self.out
+    }
+    fn iteration(&self) -> usize {
+        self.inner.iteration()
+    }
+    fn warmup(&self) -> usize {
+        self.inner.warmup()
+    }
+    fn setup_cost(&self) -> crate::chain::Cost {
+        self.inner.setup_cost()
+    }
+    fn window_trace(&self) -> Option<crate::kernel::pfsgld::WindowTrace> {
+        self.inner.window_trace()
+    }
+    fn resolved(&self) -> alloc::vec::Vec<(&'static str, f64)> {
+        self.inner.resolved()
+    }
+}
+
 /// A chain over a whitened model whose positions are reported as θ = θ̂ + C⁻ᵀ z.
 struct UserScale {
     inner: Box<dyn Chain>,

@@ -19,8 +19,10 @@ test('pf-sgld on the built-in lgssm series shows the filter window and ESS', asy
   await p.click('[data-testid=run-button]');
   assert.equal(await waitForEnd(p, 300000), 'done', await errorText(p));
   const diag = await readDiagnostics(p);
-  for (const k of ['phi', 'log_sigma', 'log_tau']) assert.ok(Number.isFinite(diag[k]?.mean), `${k}: ${JSON.stringify(diag[k])}`);
+  for (const k of ['phi', 'sigma', 'tau']) assert.ok(Number.isFinite(diag[k]?.mean), `${k}: ${JSON.stringify(diag[k])}`);
   assert.ok(diag.phi.mean > 0.5 && diag.phi.mean < 1.0, `phi mean ${diag.phi.mean}`);
+  // natural scale (DESIGN.md): sigma and tau, not their logs
+  assert.ok(diag.sigma.mean > 0 && diag.tau.mean > 0, `sigma ${diag.sigma.mean}, tau ${diag.tau.mean}`);
   assert.ok(await p.isVisible('[data-testid=window-plot]'), 'window plot hidden');
   const extras = await p.$$eval('[data-testid=extra-select] option', (os) => os.map((o) => o.textContent));
   for (const e of ['window_start', 'ess_min', 'ess_mean']) assert.ok(extras.includes(e), `extras: ${extras}`);

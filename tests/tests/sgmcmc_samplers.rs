@@ -448,14 +448,20 @@ fn asgld_pilot_defaults_scale_with_relaxation_time() {
     )
     .expect("mode");
     let d = model.dim();
-    let tr: f64 = (0..d).map(|j| mode.neg_hessian[j * d + j]).sum();
-    let want = auto_pilot_iters(&mode.neg_hessian, d, 0.1 / tr);
+    let h = get("step_size");
+    let want = auto_pilot_iters(&mode.neg_hessian, d, h);
     eprintln!(
         "asgld-cv-ps defaults on logistic n = 2000: {res:?}; setup passes {:.1}",
         c.setup_cost().full_passes(2000)
     );
     assert_eq!(get("pilot_chains"), 10.0);
     assert_eq!(get("pilot_iters"), want as f64);
-    // With the automatic step τ = 20·tr(A)/λ_min ≥ 20d, so 40τ ≥ 800d.
-    assert!(want >= (800 * d).min(PILOT_ITERS_MAX), "{want}");
+    // The automatic step keeps hλ_max ≤ 0.2 (module docs of kernel::sgmcmc).
+    let lmax = tallmc_core::linalg::symmetric_eigen(&mode.neg_hessian, d)
+        .unwrap()
+        .values[0];
+    assert!(
+        h > 0.0 && h * lmax <= 0.2 * (1.0 + 1e-12),
+        "h = {h}, λ_max = {lmax}"
+    );
 }

@@ -7,16 +7,17 @@ mod smh_common;
 
 use smh_common::{logistic, robust};
 use tallmc_core::dist;
-use tallmc_core::kernel::smh::{Smh, SmhOptions, SmhProposal};
+use tallmc_core::kernel::smh::{BoundNorm, Smh, SmhOptions, SmhProposal};
 use tallmc_core::linalg::Cholesky;
 use tallmc_core::model::glm::{GlmFamily, Logistic, StudentT};
 use tallmc_core::model::DataModel;
 use tallmc_core::rng::{chain_rng, uniform};
 
-fn smh(model: &dyn DataModel, order: usize, start: &[f64]) -> Smh {
+fn smh(model: &dyn DataModel, order: usize, start: &[f64], norm: BoundNorm) -> Smh {
     let opts = SmhOptions {
         order,
         proposal: SmhProposal::RandomWalk { scale: 1.0 },
+        norm,
         ..SmhOptions::default()
     };
     Smh::with_start(model, &opts, start).expect("smh setup")
@@ -35,8 +36,13 @@ fn t1_thinning_identity() {
     let model = logistic(n, d, 1);
     let view = model.as_glm().expect("glm");
     let mut rng = chain_rng(11, 0);
-    for order in [1usize, 2] {
-        let k = smh(model.as_ref(), order, &vec![0.0; d]);
+    for (order, norm) in [
+        (1usize, BoundNorm::L1),
+        (2, BoundNorm::L1),
+        (1, BoundNorm::L2),
+        (2, BoundNorm::L2),
+    ] {
+        let k = smh(model.as_ref(), order, &vec![0.0; d], norm);
         let th = k.theta_hat().to_vec();
         let mut tested = 0;
         let mut attempt = 0;
@@ -109,8 +115,20 @@ fn t1_thinning_identity() {
 }
 
 fn check_bounds(model: &dyn DataModel, order: usize, start: &[f64], seed: u64) {
+    for norm in [BoundNorm::L1, BoundNorm::L2] {
+        check_bounds_norm(model, order, start, seed, norm);
+    }
+}
+
+fn check_bounds_norm(
+    model: &dyn DataModel,
+    order: usize,
+    start: &[f64],
+    seed: u64,
+    norm: BoundNorm,
+) {
     let view = model.as_glm().expect("glm");
-    let k = smh(model, order, start);
+    let k = smh(model, order, start, norm);
     let th = k.theta_hat().to_vec();
     let d = th.len();
     let sd = laplace_sd(&k);
@@ -139,7 +157,7 @@ fn check_bounds(model: &dyn DataModel, order: usize, start: &[f64], seed: u64) {
             }
         }
     }
-    eprintln!("k={order}: max λᵢ/(φψᵢ) = {worst:.3}");
+    eprintln!("k={order} {norm:?}: max λᵢ/(φψᵢ) = {worst:.3}");
 }
 
 #[test]

@@ -24,7 +24,14 @@ fn t7_ess_per_evaluation() {
     let mut accs = Vec::new();
     for (k, (sampler, kv, iters)) in configs.iter().enumerate() {
         let t0 = Instant::now();
-        let r = run_sampler(sampler, model.clone(), kv, 700 + k as u64, 0, *iters);
+        let r = run_sampler(
+            sampler,
+            model.clone(),
+            &smh_common::paper(kv),
+            700 + k as u64,
+            0,
+            *iters,
+        );
         let secs = t0.elapsed().as_secs_f64();
         let evals: f64 = r.stats.iter().map(|s| s.lik_evals as f64).sum();
         let e = ess(&r.col(0));

@@ -116,7 +116,14 @@ fn truth() -> &'static Truth {
 /// Run one configuration and check it against quadrature; returns the MCSEs of the means.
 fn check(sampler: &str, settings: &[&str], seed: u64) -> [f64; 2] {
     let t = truth();
-    let r = run_sampler(sampler, t.model.clone(), settings, seed, 0, ITERS);
+    let r = run_sampler(
+        sampler,
+        t.model.clone(),
+        &smh_common::paper(settings),
+        seed,
+        0,
+        ITERS,
+    );
     check_run(sampler, settings, r)
 }
 
@@ -169,6 +176,19 @@ fn t3_smh1_rw() {
 fn t3_smh2_rw() {
     check("smh-2", &[], 104);
     check("smh-2", &["truncation=inf"], 105);
+}
+
+/// tallmc's defaults (the ℓ2 bound and σ = 2.38/√d, not the paper's ℓ1 bound and σ = 1) are
+/// exact too, with and without truncation.
+#[test]
+fn t3_defaults_l2_bound_auto_scale() {
+    let t = truth();
+    for (kv, seed) in [(&[][..], 111), (&["truncation=inf"][..], 112)] {
+        for sampler in ["smh-2", "smh-1"] {
+            let r = run_sampler(sampler, t.model.clone(), kv, seed, 0, ITERS);
+            check_run(sampler, kv, r);
+        }
+    }
 }
 
 #[test]

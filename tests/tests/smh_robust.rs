@@ -76,7 +76,14 @@ fn truth() -> &'static Truth {
 
 fn check(sampler: &str, settings: &[&str], seed: u64) {
     let t = truth();
-    let r = run_sampler(sampler, t.model.clone(), settings, seed, 0, ITERS);
+    let r = run_sampler(
+        sampler,
+        t.model.clone(),
+        &smh_common::paper(settings),
+        seed,
+        0,
+        ITERS,
+    );
     let acc = r.stats.iter().filter(|s| s.accepted).count() as f64 / ITERS as f64;
     let evals = r.stats.iter().map(|s| s.lik_evals as f64).sum::<f64>() / ITERS as f64;
     for j in 0..2 {

@@ -38,8 +38,22 @@ fn t5_cost_scaling() {
     let mut evals2 = Vec::new();
     for &k in &grid {
         let m = model(k);
-        let r2 = run_sampler("smh-2", m.clone(), &[], 200 + k as u64, 0, ITERS);
-        let r1 = run_sampler("smh-1", m.clone(), &[], 300 + k as u64, 0, ITERS);
+        let r2 = run_sampler(
+            "smh-2",
+            m.clone(),
+            &smh_common::paper(&[]),
+            200 + k as u64,
+            0,
+            ITERS,
+        );
+        let r1 = run_sampler(
+            "smh-1",
+            m.clone(),
+            &smh_common::paper(&[]),
+            300 + k as u64,
+            0,
+            ITERS,
+        );
         let (l2, l1) = (avg(&r2, |s| s.extra[0]), avg(&r1, |s| s.extra[0]));
         let (e2, e1) = (
             avg(&r2, |s| s.lik_evals as f64),
@@ -64,7 +78,7 @@ fn t5_cost_scaling() {
             let p = run_sampler(
                 "smh-2",
                 m.clone(),
-                &["proposal=pcn", "rho=0"],
+                &smh_common::paper(&["proposal=pcn", "rho=0"]),
                 520,
                 0,
                 ITERS,
@@ -100,9 +114,16 @@ fn t5_cost_scaling() {
 #[test]
 fn t6_acceptance_rw() {
     let m = model(13);
-    let mh = run_sampler("smh-2", m.clone(), &["truncation=0"], 401, 0, ITERS);
-    let s2 = run_sampler("smh-2", m.clone(), &[], 402, 0, ITERS);
-    let s1 = run_sampler("smh-1", m, &[], 403, 0, ITERS);
+    let mh = run_sampler(
+        "smh-2",
+        m.clone(),
+        &smh_common::paper(&["truncation=0"]),
+        401,
+        0,
+        ITERS,
+    );
+    let s2 = run_sampler("smh-2", m.clone(), &smh_common::paper(&[]), 402, 0, ITERS);
+    let s1 = run_sampler("smh-1", m, &smh_common::paper(&[]), 403, 0, ITERS);
     let (a_mh, a2, a1) = (acc(&mh), acc(&s2), acc(&s1));
     eprintln!(
         "n=2^13 RW: MH acc {a_mh:.3} (evals/it {:.0}), SMH-2 {a2:.3} (evals/it {:.2}), SMH-1 {a1:.3} (evals/it {:.1})",
@@ -122,7 +143,7 @@ fn t6_acceptance_pcn() {
     let p13 = run_sampler(
         "smh-2",
         m13.clone(),
-        &["proposal=pcn", "rho=0"],
+        &smh_common::paper(&["proposal=pcn", "rho=0"]),
         501,
         0,
         ITERS,
@@ -133,7 +154,7 @@ fn t6_acceptance_pcn() {
         let r = run_sampler(
             "smh-2",
             m16.clone(),
-            &["proposal=pcn", rho],
+            &smh_common::paper(&["proposal=pcn", rho]),
             502 + j as u64,
             0,
             ITERS,
@@ -158,7 +179,7 @@ fn t6_acceptance_pcn() {
     assert!(max_l0 <= 1e-9, "first factor under pCN not 1: {max_l0}");
 
     // Exactness of the independence proposal where the posterior is close to Gaussian.
-    let rw = run_sampler("smh-2", m13, &[], 510, 0, 2 * ITERS);
+    let rw = run_sampler("smh-2", m13, &smh_common::paper(&[]), 510, 0, 2 * ITERS);
     for j in 0..D {
         let (x, y) = (p13.col(j), rw.col(j));
         let z = (mean(&x) - mean(&y)) / (mcse_mean(&x).powi(2) + mcse_mean(&y).powi(2)).sqrt();

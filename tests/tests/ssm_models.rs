@@ -148,6 +148,48 @@ fn fd_hooks<M: StateSpaceModel>(model: &M, theta: &[f64], xs: &[f64], ys: &[f64]
         );
     }
     assert_eq!(model.param_names().len(), p);
+    // the reported (natural-scale) parameters round-trip too
+    let mut rep = vec![0.0; p];
+    model.to_reported(theta, &mut rep);
+    let back = model.position_of_reported(&rep).unwrap();
+    for k in 0..p {
+        assert!(
+            (back[k] - theta[k]).abs() < 1e-10,
+            "{} reported round trip",
+            model.name()
+        );
+    }
+    assert_eq!(model.reported_names().len(), p);
+}
+
+/// Reported names and values follow DESIGN.md: (φ, σ, τ) for lgssm and sv, (α, β, γ, τ) for garch.
+#[test]
+fn reported_parameters_are_the_design_contract() {
+    let mut r = [0.0; 3];
+    let lg = Lgssm::default();
+    lg.to_reported(&Lgssm::theta(0.7, 0.5, 0.3), &mut r);
+    assert_eq!(lg.reported_names(), ["phi", "sigma", "tau"]);
+    assert!((r[0] - 0.7).abs() < 1e-15 && (r[1] - 0.5).abs() < 1e-15 && (r[2] - 0.3).abs() < 1e-15);
+    let sv = StochasticVolatility::default();
+    assert_eq!(sv.reported_names(), ["phi", "sigma", "tau"]);
+    sv.to_reported(&[0.9, (0.2f64).ln(), (1.5f64).ln()], &mut r);
+    assert!((r[1] - 0.2).abs() < 1e-15 && (r[2] - 1.5).abs() < 1e-15);
+    let g = Garch::default();
+    assert_eq!(g.reported_names(), ["alpha", "beta", "gamma", "tau"]);
+    let mut r4 = [0.0; 4];
+    let [a, b, c, t] = TRUTH_ABG;
+    g.to_reported(&Garch::theta_from_abg(a, b, c, t), &mut r4);
+    for (k, v) in TRUTH_ABG.iter().enumerate() {
+        assert!((r4[k] - v).abs() < 1e-12, "{k}: {} vs {v}", r4[k]);
+    }
+    assert!(
+        g.position_of_reported(&[0.1, 0.6, 0.5, 0.3]).is_none(),
+        "β + γ ≥ 1 accepted"
+    );
+    assert!(
+        lg.position_of_reported(&[0.5, -1.0, 0.3]).is_none(),
+        "σ < 0 accepted"
+    );
 }
 
 #[test]

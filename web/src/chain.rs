@@ -11,7 +11,7 @@ use std::sync::Arc;
 use tallmc_core::chain::Chain;
 use tallmc_core::data::Table;
 use tallmc_core::model::DataModel;
-use tallmc_core::registry::{build_chain, build_model, ChainConfig};
+use tallmc_core::registry::{build_model, build_reported_chain, ChainConfig};
 use tallmc_core::rng::{chain_rng, ChainRng};
 use wasm_bindgen::prelude::*;
 
@@ -73,8 +73,8 @@ impl ChainCore {
             warmup: config.warmup,
             settings: &settings,
         };
-        let chain =
-            build_chain(&chain_config, model.clone(), &mut rng).map_err(|e| e.to_string())?;
+        let chain = build_reported_chain(&chain_config, model.clone(), &mut rng)
+            .map_err(|e| e.to_string())?;
         settings.check_all_used().map_err(|e| e.to_string())?;
         Ok(ChainCore { model, chain, rng })
     }

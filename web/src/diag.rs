@@ -51,25 +51,46 @@ impl DrawStore {
         (m, chains)
     }
 
+    /// One summary per parameter over the common length of the chains.
+    fn summaries(&self) -> Vec<cd::Summary> {
+        let (m, chains) = self.common();
+        (0..self.d)
+            .map(|j| {
+                if m == 0 {
+                    return cd::Summary::NAN;
+                }
+                let xs: Vec<&[f64]> = chains.iter().map(|&c| &self.draws[c][j][..m]).collect();
+                if self.signed {
+                    let ss: Vec<&[f64]> = chains.iter().map(|&c| &self.signs[c][..m]).collect();
+                    cd::summarize_signed(&xs, &ss)
+                } else {
+                    cd::summarize(&xs)
+                }
+            })
+            .collect()
+    }
+
     /// Summary rows (`d × 9`, columns [`SUMMARY_COLUMNS`]) over the common length of the chains.
     pub fn summary_rows(&self) -> Vec<f64> {
+        self.summaries().iter().flat_map(|s| s.values()).collect()
+    }
+
+    /// The convergence warnings of the CLI ([`cd::health::warnings`]) for the stored draws:
+    /// `names` per parameter, `divergent[c]` the divergent kept draws of chain c.
+    pub fn warning_lines(&self, names: &[String], divergent: &[u32]) -> Vec<String> {
         let (m, chains) = self.common();
-        let mut out = Vec::with_capacity(self.d * SUMMARY_COLUMNS.len());
-        for j in 0..self.d {
-            if m == 0 {
-                out.extend_from_slice(&[f64::NAN; 9]);
-                continue;
-            }
-            let xs: Vec<&[f64]> = chains.iter().map(|&c| &self.draws[c][j][..m]).collect();
-            let s = if self.signed {
-                let ss: Vec<&[f64]> = chains.iter().map(|&c| &self.signs[c][..m]).collect();
-                cd::summarize_signed(&xs, &ss)
-            } else {
-                cd::summarize(&xs)
-            };
-            out.extend_from_slice(&s.values());
+        if m == 0 {
+            return Vec::new();
         }
-        out
+        let health: Vec<cd::health::ChainHealth> = chains
+            .iter()
+            .map(|&c| {
+                let cols: Vec<&[f64]> = self.draws[c].iter().map(|v| &v[..m]).collect();
+                let div = divergent.get(c).copied().unwrap_or(0) as usize;
+                cd::health::ChainHealth::from_columns(&cols, div)
+            })
+            .collect();
+        cd::health::warnings(names, &self.summaries(), &health)
     }
 
     /// Autocorrelation of parameter `j` up to `max_lag`, averaged over chains.
@@ -149,6 +170,12 @@ impl DrawStore {
         Float64Array::from(self.summary_rows().as_slice())
     }
 
+    /// Convergence warnings (one line each; empty for a healthy run): R-hat > 1.01, ESS < 100,
+    /// divergences (`divergent[c]` per chain), stuck chains — the lines `tallmc run` prints.
+    pub fn warnings(&self, names: Vec<String>, divergent: &[u32]) -> Vec<String> {
+        self.warning_lines(&names, divergent)
+    }
+
     /// Autocorrelation of parameter `j`, lags 0..=max_lag, averaged over chains.
     pub fn acf(&self, j: usize, max_lag: usize) -> Float64Array {
         Float64Array::from(self.acf_values(j, max_lag).as_slice())
@@ -208,6 +235,30 @@ pub fn summarize(values: &[f64], lengths: &[u32]) -> Result<Float64Array, JsErro
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn warnings_name_a_stuck_chain_and_divergences() {
+        let mut s = DrawStore::new(2, 1, false);
+        let moving: Vec<f64> = (0..200).map(|i| ((i * 37) % 101) as f64).collect();
+        s.push(0, &moving, &[]).ok();
+        s.push(1, &[3.0; 200], &[]).ok();
+        let w = s.warning_lines(&["a".to_string()], &[5, 0]);
+        assert!(
+            w.iter()
+                .any(|l| l.starts_with("chain 1 is stuck: it moved in 1 of 200")),
+            "{w:?}"
+        );
+        assert!(
+            w.iter()
+                .any(|l| l.starts_with("5 of 400 kept draws were divergent")),
+            "{w:?}"
+        );
+        assert!(
+            w.iter()
+                .any(|l| l.starts_with("R-hat > 1.01 for 1 of 1 parameters (a ")),
+            "{w:?}"
+        );
+    }
 
     #[test]
     fn store_uses_the_common_length_of_the_chains() {

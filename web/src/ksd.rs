@@ -115,9 +115,18 @@ impl KsdCore {
             self.counts[chain] += 1;
             // The stride is a power of two.
             if i & (self.stride - 1) == 0 {
+                // Reported draws of time-series models go back to the chain's coordinates,
+                // where the scores live.
+                let theta = if self.model.reports_transformed() {
+                    self.model
+                        .position_of_reported(row)
+                        .ok_or("KSD: a reported draw is outside the support")?
+                } else {
+                    row.to_vec()
+                };
                 self.stored[chain].push(Stored {
                     index: i,
-                    theta: row.to_vec(),
+                    theta,
                     score: None,
                     sign: if self.signed {
                         signs.get(r).copied().unwrap_or(1.0)

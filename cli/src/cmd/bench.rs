@@ -32,6 +32,9 @@ pub struct BenchArgs {
     /// The full sizes (n = 10⁶ for the HMC-ECS and SGLD ratios, longer minibatch-MH runs).
     #[arg(long)]
     pub full: bool,
+    /// Only the gradient-pass measurement (GB/s against a triad).
+    #[arg(long)]
+    pub pass: bool,
 }
 
 fn model(name: &str, n: usize, d: usize, seed: u64) -> Result<Arc<dyn DataModel>, CliError> {
@@ -67,6 +70,58 @@ fn ess_of(r: &SimpleRun, j: usize) -> f64 {
     diag::ess_bulk(&[&c])
 }
 
+/// GB/s of the full-data value-and-gradient pass of a whitened logistic GLM (n × d; the bytes
+/// of the design, the response and the offsets read once per pass) against a STREAM-style
+/// triad a = b + s·c over arrays of the same total size, measured in the same run.
+pub fn gradient_pass(n: usize, d: usize) -> Result<(), CliError> {
+    let m = model("logistic", n, d, 3)?;
+    let theta = vec![0.01; m.dim()];
+    let mut g = vec![0.0; m.dim()];
+    let mut sink = 0.0;
+    // warm up, then time
+    for _ in 0..3 {
+        g.iter_mut().for_each(|v| *v = 0.0);
+        sink += m.log_lik_grad_all(&theta, &mut g);
+    }
+    let reps = 20;
+    let t0 = Instant::now();
+    for _ in 0..reps {
+        g.iter_mut().for_each(|v| *v = 0.0);
+        sink += m.log_lik_grad_all(&theta, &mut g);
+    }
+    let pass = t0.elapsed().as_secs_f64() / reps as f64;
+    let offsets = m.user_map().is_some();
+    let bytes = (n * m.dim() + n * if offsets { 2 } else { 1 }) * 8;
+    // triad over the same number of bytes in three arrays
+    let len = (bytes / 8 / 3).max(1);
+    let b: Vec<f64> = (0..len).map(|i| i as f64).collect();
+    let c: Vec<f64> = (0..len).map(|i| 0.5 * i as f64).collect();
+    let mut av = vec![0.0; len];
+    let t0 = Instant::now();
+    for r in 0..reps {
+        let s = 1.0 + r as f64 * 1e-9;
+        for ((x, y), z) in av.iter_mut().zip(&b).zip(&c) {
+            *x = y + s * z;
+        }
+        sink += av[len / 2];
+    }
+    let triad = t0.elapsed().as_secs_f64() / reps as f64;
+    let pass_gbs = bytes as f64 / pass / 1e9;
+    let triad_gbs = (3 * len * 8) as f64 / triad / 1e9;
+    println!(
+        "gradient pass: logistic n = {n}, d = {} (whitened: {offsets}), {:.2} ms per value-and-gradient \
+         pass, {:.1} ns per row, {pass_gbs:.2} GB/s; triad {triad_gbs:.2} GB/s (checksum {sink:.3e})",
+        m.dim(),
+        1e3 * pass,
+        1e9 * pass / n as f64,
+    );
+    println!(
+        "ratio gradient pass / triad, bandwidth: {:.3}",
+        pass_gbs / triad_gbs
+    );
+    Ok(())
+}
+
 /// Run every benchmark and print its ratio.
 pub fn bench(a: &BenchArgs) -> Result<(), CliError> {
     let t_all = Instant::now();
@@ -76,6 +131,12 @@ pub fn bench(a: &BenchArgs) -> Result<(), CliError> {
         if a.full { " --full" } else { "" },
         std::thread::available_parallelism().map_or(1, |n| n.get())
     );
+
+    // 0. The full-data gradient pass against memory bandwidth (the table of issue 17's size).
+    gradient_pass(327_346, 14)?;
+    if a.pass {
+        return Ok(());
+    }
 
     // 1. HMC-ECS vs full-data NUTS.
     let m = model("logistic", n_big, 10, 1)?;

@@ -201,8 +201,8 @@ pub fn run(a: &RunArgs) -> Result<(), CliError> {
         warmup: a.warmup,
         settings: &settings,
     };
-    let chain0 =
-        registry::build_chain(&config, model.clone(), &mut rng0).map_err(|e| ctx.describe(&e))?;
+    let chain0 = registry::build_reported_chain(&config, model.clone(), &mut rng0)
+        .map_err(|e| ctx.describe(&e))?;
     let t_setup0 = t_build.elapsed().as_secs_f64();
     settings.check_all_used().map_err(|e| ctx.describe(&e))?;
     let param_names = chain0.param_names();
@@ -245,7 +245,7 @@ pub fn run(a: &RunArgs) -> Result<(), CliError> {
                                 warmup,
                                 settings: &settings,
                             };
-                            let chain = registry::build_chain(&config, model, &mut rng)
+                            let chain = registry::build_reported_chain(&config, model, &mut rng)
                                 .map_err(|e| CliError::input(format!("chain {c}: {e}")))?;
                             (chain, rng, t.elapsed().as_secs_f64())
                         }
@@ -276,6 +276,10 @@ pub fn run(a: &RunArgs) -> Result<(), CliError> {
     let summaries = write_summary(out, &param_names, signed, &outputs)?;
     write_stats(out, &extra_names, &outputs)?;
     let ksd = ksd_json(model.as_ref(), &outputs, signed, a.ksd_draws);
+    let warnings = health_warnings(&param_names, &summaries, &outputs);
+    for w in &warnings {
+        eprintln!("warning: {w}");
+    }
     let wall_total = t0.elapsed().as_secs_f64();
     let report = RunReport {
         a,
@@ -293,6 +297,7 @@ pub fn run(a: &RunArgs) -> Result<(), CliError> {
         wall_total,
         model_seconds,
         ksd,
+        warnings: &warnings,
     };
     write_run_json(out, &report)?;
     Ok(())
@@ -445,6 +450,24 @@ fn write_summary(
     Ok(all)
 }
 
+/// The run's convergence warnings ([`diag::health::warnings`]): R-hat, ESS, divergences and
+/// stuck chains, each one line naming the worst parameters with a suggestion.
+fn health_warnings(
+    names: &[String],
+    summaries: &[diag::Summary],
+    outputs: &[ChainOutput],
+) -> Vec<String> {
+    let chains: Vec<diag::health::ChainHealth> = outputs
+        .iter()
+        .map(|o| {
+            let cols: Vec<&[f64]> = o.draws.iter().map(Vec::as_slice).collect();
+            let divergent = o.stats.iter().filter(|s| s.divergent).count();
+            diag::health::ChainHealth::from_columns(&cols, divergent)
+        })
+        .collect();
+    diag::health::warnings(names, summaries, &chains)
+}
+
 /// `stats.csv`: one row per kept draw.
 fn write_stats(dir: &Path, extras: &[&str], outputs: &[ChainOutput]) -> Result<(), CliError> {
     let path = dir.join("stats.csv");
@@ -508,6 +531,8 @@ struct RunReport<'a> {
     model_seconds: f64,
     /// The `ksd` block ([`ksd_json`]).
     ksd: serde_json::Value,
+    /// Convergence warnings ([`health_warnings`]), also printed on stderr.
+    warnings: &'a [String],
 }
 
 /// Every schema parameter with the value in force: the user's, or the default (`auto` when the
@@ -691,6 +716,7 @@ fn write_run_json(dir: &Path, r: &RunReport<'_>) -> Result<(), CliError> {
         "chain_details": chains,
         "reparam": reparam,
         "ksd": r.ksd,
+        "warnings": r.warnings,
     });
     if r.signed {
         if let Some(m) = doc.as_object_mut() {
@@ -740,7 +766,19 @@ fn ksd_json(
     let mut weights = Vec::with_capacity(picks.len());
     for &(c, i) in &picks {
         let o = &outputs[c];
-        points.extend(o.draws.iter().map(|col| col[i]));
+        let row: Vec<f64> = o.draws.iter().map(|col| col[i]).collect();
+        // The KSD is of the chain's own coordinates (where the scores live): reported draws of
+        // time-series models are mapped back first.
+        if model.reports_transformed() {
+            match model.position_of_reported(&row) {
+                Some(theta) => points.extend(theta),
+                None => {
+                    return json!({"error": "a reported draw is outside the support", "max_draws": max})
+                }
+            }
+        } else {
+            points.extend(row);
+        }
         weights.push(if signed { o.signs[i] } else { 1.0 });
     }
     let k = picks.len();

@@ -32,6 +32,7 @@
 //! Geyer (1992), *Practical Markov chain Monte Carlo*, Statistical Science 7(4).
 
 mod fft;
+pub mod health;
 pub mod ksd;
 mod signed;
 

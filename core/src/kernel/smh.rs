@@ -9,7 +9,12 @@
 //! For a GLM, ℓᵢ(θ) = f(yᵢ, xᵢᵀθ) and with δ = xᵢᵀθ − η̂ᵢ, δ′ = xᵢᵀθ′ − η̂ᵢ:
 //! ρᵢ(θ′) − ρᵢ(θ) = −[f(η′) − f(η)] + f′(η̂ᵢ)(δ′ − δ) + [k=2] ½ f″(η̂ᵢ)(δ′² − δ²).
 //! Bound (eq. 13): λᵢ ≤ φ(θ,θ′)·ψᵢ with
-//! φ = (‖θ−θ̂‖₁^{k+1} + ‖θ′−θ̂‖₁^{k+1}) / (k+1)!,  ψᵢ = sup|f^{(k+1)}| · (maxⱼ|xᵢⱼ|)^{k+1}.
+//! φ = (‖θ−θ̂‖₁^{k+1} + ‖θ′−θ̂‖₁^{k+1}) / (k+1)!,  ψᵢ = sup|f^{(k+1)}| · (maxⱼ|xᵢⱼ|)^{k+1},
+//! from |δ| = |xᵢᵀ(θ−θ̂)| ≤ maxⱼ|xᵢⱼ|·‖θ−θ̂‖₁ (`bound=l1`, the paper's). The default `bound=l2`
+//! uses Cauchy–Schwarz instead, |δ| ≤ ‖xᵢ‖₂·‖θ−θ̂‖₂: φ with ‖·‖₂ and ψᵢ = sup|f^{(k+1)}|·‖xᵢ‖₂^{k+1}.
+//! Both are valid bounds; in the well-scaled (whitened, `reparam=auto`) coordinates the samplers
+//! see, ‖xᵢ‖₂‖θ−θ̂‖₂ is smaller than maxⱼ|xᵢⱼ|·‖θ−θ̂‖₁ by about √(2 ln d) for isotropic rows,
+//! so Λ (the points per step) drops by about (2 ln d)^{(k+1)/2}.
 //! The product of the per-datum factors is decided by N ~ Poisson(Λ = φΣψ) points drawn from
 //! the alias table of ψ/Σψ, each rejecting with probability λᵢ/(φψᵢ). When Λ > R (default
 //! R = n) the step is an ordinary full-data MH step (TFMH, eq. 6).
@@ -49,7 +54,8 @@ use alloc::vec::Vec;
 pub enum SmhProposal {
     /// θ′ = θ + σ·N(0, H⁻¹) (symmetric; σ = 1 in the paper).
     RandomWalk {
-        /// σ.
+        /// σ; NaN chooses σ = 2.38/√d (the optimal random-walk scale for a Gaussian target,
+        /// acceptance ≈ 0.23; the registry's default).
         scale: f64,
     },
     /// θ′ = μ̂ + √ρ(θ − μ̂) + √(1−ρ)·N(0, H⁻¹), ρ ∈ [0, 1), μ̂ = θ̂ + H⁻¹∇log π(θ̂).
@@ -65,6 +71,18 @@ pub enum SmhProposal {
     },
 }
 
+/// σ·√d of the automatic random-walk scale: 2.38 (Roberts, Gelman & Gilks 1997).
+pub const AUTO_RW_SCALE: f64 = 2.38;
+
+/// The norm pair bounding |xᵢᵀ(θ − θ̂)| in the Taylor-remainder bound.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BoundNorm {
+    /// maxⱼ|xᵢⱼ| · ‖θ − θ̂‖₁ (Cornish et al. 2019, eq. 13).
+    L1,
+    /// ‖xᵢ‖₂ · ‖θ − θ̂‖₂ (Cauchy–Schwarz; tighter in well-scaled coordinates).
+    L2,
+}
+
 /// Options of [`Smh::new`].
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SmhOptions {
@@ -76,6 +94,8 @@ pub struct SmhOptions {
     pub truncation: Option<f64>,
     /// Mode finder options for θ̂.
     pub mode: ModeOptions,
+    /// The norm pair of the bound (default [`BoundNorm::L2`]).
+    pub norm: BoundNorm,
 }
 
 impl Default for SmhOptions {
@@ -85,6 +105,7 @@ impl Default for SmhOptions {
             proposal: SmhProposal::RandomWalk { scale: 1.0 },
             truncation: None,
             mode: ModeOptions::default(),
+            norm: BoundNorm::L2,
         }
     }
 }
@@ -96,6 +117,7 @@ pub struct Smh {
     order: usize,
     proposal: SmhProposal,
     truncation: f64,
+    norm: BoundNorm,
     d: usize,
     n: usize,
     theta_hat: Vec<f64>,
@@ -175,8 +197,11 @@ impl Smh {
         }
         match opts.proposal {
             SmhProposal::RandomWalk { scale } => {
-                if !(scale > 0.0 && scale.is_finite()) {
-                    return Err(Error::setting("scale", "must be a finite number > 0"));
+                if !(scale.is_nan() || (scale > 0.0 && scale.is_finite())) {
+                    return Err(Error::setting(
+                        "scale",
+                        "must be a finite number > 0 (or auto)",
+                    ));
                 }
             }
             SmhProposal::Pcn { rho } => {
@@ -268,6 +293,12 @@ impl Smh {
         let design = view.design();
         let fam = view.family();
         let (n, d) = (design.n, design.d);
+        let proposal = match opts.proposal {
+            SmhProposal::RandomWalk { scale } if scale.is_nan() => SmhProposal::RandomWalk {
+                scale: AUTO_RW_SCALE / math::sqrt(d.max(1) as f64),
+            },
+            p => p,
+        };
         let truncation = match opts.truncation {
             None => n as f64,
             Some(r) if r >= 0.0 => r,
@@ -301,12 +332,17 @@ impl Smh {
             let (_, d1) = fam.value_d1(y, eta);
             let dd2 = fam.d2(y, eta);
             let mut m = 0.0f64;
+            let mut ss = 0.0f64;
             for a in 0..d {
                 grad_lik[a] += d1 * row[a];
                 for b in 0..d {
                     hess_lik[a * d + b] -= dd2 * row[a] * row[b];
                 }
                 m = m.max(math::abs(row[a]));
+                ss += row[a] * row[a];
+            }
+            if opts.norm == BoundNorm::L2 {
+                m = math::sqrt(ss);
             }
             eta_hat.push(eta);
             f1.push(d1);
@@ -328,8 +364,9 @@ impl Smh {
         setup.grad_evals += n as u64;
         Ok(Smh {
             order: opts.order,
-            proposal: opts.proposal,
+            proposal,
             truncation,
+            norm: opts.norm,
             d,
             n,
             theta_hat,
@@ -385,10 +422,15 @@ impl Smh {
         }
     }
 
-    /// φ(θ,θ′) = (‖θ−θ̂‖₁^{k+1} + ‖θ′−θ̂‖₁^{k+1}) / (k+1)!.
+    /// φ(θ,θ′) = (‖θ−θ̂‖^{k+1} + ‖θ′−θ̂‖^{k+1}) / (k+1)!, in the norm of [`BoundNorm`]
+    /// (ℓ1 for `L1`, ℓ2 for `L2`).
     pub fn phi(&self, theta: &[f64], theta_p: &[f64]) -> f64 {
-        let a = l1_dist(theta, &self.theta_hat);
-        let b = l1_dist(theta_p, &self.theta_hat);
+        let dist = match self.norm {
+            BoundNorm::L1 => l1_dist,
+            BoundNorm::L2 => l2_dist,
+        };
+        let a = dist(theta, &self.theta_hat);
+        let b = dist(theta_p, &self.theta_hat);
         if self.order == 1 {
             (a * a + b * b) / 2.0
         } else {
@@ -661,6 +703,10 @@ fn l1_dist(a: &[f64], b: &[f64]) -> f64 {
     a.iter().zip(b).map(|(x, y)| math::abs(x - y)).sum()
 }
 
+fn l2_dist(a: &[f64], b: &[f64]) -> f64 {
+    math::sqrt(a.iter().zip(b).map(|(x, y)| (x - y) * (x - y)).sum())
+}
+
 /// hᵀ A h for row-major A (d × d, d = len h).
 fn quad(a: &[f64], h: &[f64]) -> f64 {
     let d = h.len();
@@ -746,6 +792,14 @@ impl Chain for SmhChain {
     fn setup_cost(&self) -> Cost {
         self.kernel.setup
     }
+    fn resolved(&self) -> Vec<(&'static str, f64)> {
+        match self.kernel.proposal {
+            SmhProposal::RandomWalk { scale } | SmhProposal::Pi1 { scale } => {
+                vec![("scale", scale)]
+            }
+            SmhProposal::Pcn { rho } => vec![("rho", rho)],
+        }
+    }
 }
 
 const P_PROPOSAL: ParamSpec = ParamSpec {
@@ -756,9 +810,9 @@ const P_PROPOSAL: ParamSpec = ParamSpec {
 
 const P_SCALE: ParamSpec = ParamSpec {
     key: "scale",
-    description: "rw: scale σ relative to the Laplace covariance (paper: 1); pi1: σ in the covariance (σ/n)·I",
+    description: "rw: scale σ relative to the Laplace covariance (auto: 2.38/√d, acceptance ≈ 0.23; the paper: 1); pi1: σ in the covariance (σ/n)·I (default 1)",
     kind: ParamKind::Real {
-        default: 1.0,
+        default: f64::NAN,
         min: 0.0,
         max: f64::INFINITY,
     },
@@ -784,7 +838,13 @@ const P_TRUNC: ParamSpec = ParamSpec {
     },
 };
 
-const SMH_PARAMS: &[ParamSpec] = &[P_PROPOSAL, P_SCALE, P_RHO, P_TRUNC];
+const P_BOUND: ParamSpec = ParamSpec {
+    key: "bound",
+    description: "norms of the Taylor-remainder bound: l2 = ‖xᵢ‖₂‖θ−θ̂‖₂ (tighter in the whitened coordinates of reparam=auto), l1 = maxⱼ|xᵢⱼ|·‖θ−θ̂‖₁ (the paper's eq. 13)",
+    kind: ParamKind::Choice(&["l2", "l1"]),
+};
+
+const SMH_PARAMS: &[ParamSpec] = &[P_PROPOSAL, P_SCALE, P_RHO, P_TRUNC, P_BOUND];
 
 /// Registry entry of `smh-1`.
 pub const SMH_1_INFO: SamplerInfo = SamplerInfo {
@@ -806,7 +866,7 @@ pub const SMH_2_INFO: SamplerInfo = SamplerInfo {
     params: SMH_PARAMS,
 };
 
-/// Read the SMH settings (`proposal`, `scale`, `rho`, `truncation`) for order `order`.
+/// Read the SMH settings (`proposal`, `scale`, `rho`, `truncation`, `bound`) for order `order`.
 pub fn options_from_settings(s: &Settings, order: usize) -> Result<SmhOptions, Error> {
     let kind = s.choice("proposal", "rw", &["rw", "pcn", "pi1"])?;
     let proposal = if kind == "pi1" {
@@ -828,7 +888,8 @@ pub fn options_from_settings(s: &Settings, order: usize) -> Result<SmhOptions, E
             return Err(Error::setting("rho", "has no effect with proposal=rw"));
         }
         SmhProposal::RandomWalk {
-            scale: s.f64_in("scale", 1.0, 1e-12, f64::INFINITY)?,
+            // auto (NaN): 2.38/√d, resolved by the kernel.
+            scale: s.positive_or_auto("scale")?,
         }
     };
     let truncation = match s.get_str("truncation") {
@@ -836,11 +897,16 @@ pub fn options_from_settings(s: &Settings, order: usize) -> Result<SmhOptions, E
         Some("inf") | Some("infinity") | Some("none") => Some(f64::INFINITY),
         Some(_) => Some(s.f64_in("truncation", f64::INFINITY, 0.0, f64::INFINITY)?),
     };
+    let norm = match s.choice("bound", "l2", &["l2", "l1"])? {
+        "l1" => BoundNorm::L1,
+        _ => BoundNorm::L2,
+    };
     Ok(SmhOptions {
         order,
         proposal,
         truncation,
         mode: ModeOptions::default(),
+        norm,
     })
 }
 

@@ -124,6 +124,31 @@ pub trait DataModel: Send + Sync {
     fn reparam_info(&self) -> Option<&reparam::ReparamInfo> {
         None
     }
+
+    /// Whether draws are reported on another scale than the chain's position (time-series
+    /// models report natural parameters such as σ where the samplers move log σ). When true,
+    /// [`reported_names`](DataModel::reported_names), [`to_reported`](DataModel::to_reported)
+    /// and [`position_of_reported`](DataModel::position_of_reported) say how.
+    fn reports_transformed(&self) -> bool {
+        false
+    }
+
+    /// Names of the reported parameters (length [`dim`](DataModel::dim)); by default
+    /// [`param_names`](DataModel::param_names).
+    fn reported_names(&self) -> Vec<String> {
+        self.param_names()
+    }
+
+    /// The reported parameters of a position (`out.len() == theta.len()`); by default a copy.
+    fn to_reported(&self, theta: &[f64], out: &mut [f64]) {
+        out.copy_from_slice(theta);
+    }
+
+    /// The position for reported parameters (the inverse of
+    /// [`to_reported`](DataModel::to_reported)); `None` outside the support.
+    fn position_of_reported(&self, reported: &[f64]) -> Option<Vec<f64>> {
+        Some(reported.to_vec())
+    }
 }
 
 /// Read access to a GLM's design and family, for samplers that exploit ℓᵢ(θ) = f(yᵢ, xᵢᵀθ).

@@ -206,6 +206,18 @@ impl DataModel for SeriesModel {
     fn param_names(&self) -> Vec<String> {
         self.ssm().param_names()
     }
+    fn reports_transformed(&self) -> bool {
+        true
+    }
+    fn reported_names(&self) -> Vec<String> {
+        self.ssm().reported_names()
+    }
+    fn to_reported(&self, theta: &[f64], out: &mut [f64]) {
+        self.ssm().to_reported(theta, out)
+    }
+    fn position_of_reported(&self, reported: &[f64]) -> Option<Vec<f64>> {
+        self.ssm().position_of_reported(reported)
+    }
     fn log_prior_grad(&self, theta: &[f64], grad: &mut [f64]) -> f64 {
         self.ssm().log_prior_grad(theta, grad)
     }

@@ -165,6 +165,30 @@ impl StateSpaceModel for Garch {
         }
         Some(Garch::theta(eta[0], eta[1], eta[2], eta[3]).to_vec())
     }
+    fn reported_names(&self) -> Vec<String> {
+        vec!["alpha".into(), "beta".into(), "gamma".into(), "tau".into()]
+    }
+    /// (α, β, γ, τ) = (μ(1−φ), φλ, φ(1−λ), τ).
+    fn to_reported(&self, theta: &[f64], out: &mut [f64]) {
+        let mu = math::exp(theta[0]);
+        let phi = math::sigmoid(theta[1]);
+        let lambda = math::sigmoid(theta[2]);
+        out[0] = mu * (1.0 - phi);
+        out[1] = phi * lambda;
+        out[2] = phi * (1.0 - lambda);
+        out[3] = math::exp(theta[3]);
+    }
+    fn position_of_reported(&self, reported: &[f64]) -> Option<Vec<f64>> {
+        if reported.len() < 4 {
+            return None;
+        }
+        let (alpha, beta, gamma, tau) = (reported[0], reported[1], reported[2], reported[3]);
+        if !(alpha > 0.0 && beta > 0.0 && gamma > 0.0 && beta + gamma < 1.0 && tau > 0.0) {
+            return None;
+        }
+        let phi = beta + gamma;
+        self.unconstrained(&[alpha / (1.0 - phi), phi, beta / phi, tau])
+    }
     fn log_prior_grad(&self, theta: &[f64], grad: &mut [f64]) -> f64 {
         // μ ~ Gamma(2, scale ½) on log μ: 2 log μ − 2μ + 2 ln 2
         let mu = math::exp(theta[0]);

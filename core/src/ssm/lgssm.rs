@@ -219,6 +219,17 @@ impl StateSpaceModel for Lgssm {
         }
         Some(Lgssm::theta(eta[0], eta[1], eta[2]).to_vec())
     }
+    fn reported_names(&self) -> Vec<String> {
+        vec!["phi".into(), "sigma".into(), "tau".into()]
+    }
+    fn to_reported(&self, theta: &[f64], out: &mut [f64]) {
+        out[0] = theta[0];
+        out[1] = math::exp(theta[1]);
+        out[2] = math::exp(theta[2]);
+    }
+    fn position_of_reported(&self, reported: &[f64]) -> Option<Vec<f64>> {
+        self.unconstrained(reported)
+    }
     fn log_prior_grad(&self, theta: &[f64], grad: &mut [f64]) -> f64 {
         self.prior.log_density_grad(theta, grad)
     }

@@ -123,6 +123,16 @@ pub trait StateSpaceModel: Send + Sync {
     /// read, not the cached logs that some models append); `None` if η is outside the support.
     fn unconstrained(&self, eta: &[f64]) -> Option<Vec<f64>>;
 
+    /// Names of the reported parameters, on the natural scale of the DESIGN contract (`phi`,
+    /// `sigma`, `tau` for `lgssm` and `sv`; `alpha`, `beta`, `gamma`, `tau` for `garch`),
+    /// length p. Draws, summaries and `run.json` use these; samplers move θ.
+    fn reported_names(&self) -> Vec<String>;
+    /// The reported (natural-scale) parameters of θ, length p.
+    fn to_reported(&self, theta: &[f64], out: &mut [f64]);
+    /// θ for reported parameters (the inverse of [`to_reported`](Self::to_reported)); `None`
+    /// outside the support.
+    fn position_of_reported(&self, reported: &[f64]) -> Option<Vec<f64>>;
+
     /// log p(θ) on the unconstrained scale (log-Jacobian included); ∇θ accumulated into `grad`.
     fn log_prior_grad(&self, theta: &[f64], grad: &mut [f64]) -> f64;
     /// log p(θ).

@@ -54,3 +54,20 @@ pub fn slope(x: &[f64], y: &[f64]) -> f64 {
     let sxx: f64 = x.iter().map(|a| (a - mx) * (a - mx)).sum();
     sxy / sxx
 }
+
+/// The paper's SMH settings added to `kv`: the ℓ1 bound of eq. 13 (`bound=l1`) and, for the
+/// random-walk proposal, σ = 1 (`scale=1`). Spec 004's thresholds (evaluations per iteration,
+/// acceptance rates, Λ) are calibrated with them; tallmc's defaults are the tighter ℓ2 bound and
+/// σ = 2.38/√d, tested on real data in `realdata`.
+#[allow(dead_code)]
+pub fn paper<'a>(kv: &[&'a str]) -> Vec<&'a str> {
+    let mut v = kv.to_vec();
+    v.push("bound=l1");
+    let rw = !kv
+        .iter()
+        .any(|p| p.starts_with("proposal=") && *p != "proposal=rw");
+    if rw && !kv.iter().any(|p| p.starts_with("scale=")) {
+        v.push("scale=1");
+    }
+    v
+}

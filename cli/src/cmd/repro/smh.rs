@@ -116,6 +116,10 @@ fn run_one(
         s.insert_pair(p)
             .map_err(|e| CliError::internal(format!("{}: {e}", m.sampler)))?;
     }
+    // The paper's bound (eq. 13: maxⱼ|xᵢⱼ|·‖θ−θ̂‖₁), not tallmc's default ℓ2 bound.
+    if m.sampler.starts_with("smh") {
+        s.insert("bound", "l1");
+    }
     let config = ChainConfig {
         sampler: m.sampler,
         warmup: 0,

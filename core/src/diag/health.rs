@@ -1,0 +1,238 @@
+//! Warnings a user can act on, from a finished run: chains that disagree (R-hat > 1.01), too
+//! few effective draws (bulk or tail ESS < 100), divergent transitions and stuck chains. The
+//! CLI prints them on stderr and records them in `run.json`; the playground shows the same
+//! lines (both call [`warnings`]).
+//!
+//! Thresholds are those of Vehtari et al. (2021): R-hat below 1.01 and an ESS of at least 100
+//! (about 25 per chain for four chains) before trusting the estimates. A chain is *stuck* when
+//! it moved in fewer than 1% of its kept draws (a random-walk or minibatch MH kernel whose
+//! proposal is far too wide, or a sampler trapped in a region of zero acceptance).
+
+use super::Summary;
+use alloc::format;
+use alloc::string::String;
+use alloc::vec::Vec;
+
+/// R-hat above this: the chains disagree.
+pub const RHAT_MAX: f64 = 1.01;
+/// Bulk or tail ESS below this: too few effective draws.
+pub const ESS_MIN: f64 = 100.0;
+/// A chain that moved in fewer than this fraction of its draws is stuck.
+pub const MOVED_MIN: f64 = 0.01;
+/// At most this many parameters are named in one warning line.
+const NAMED: usize = 3;
+
+/// What a chain did, beyond its draws.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ChainHealth {
+    /// Kept draws.
+    pub draws: usize,
+    /// Kept draws whose transition diverged (non-finite or exploding energy).
+    pub divergent: usize,
+    /// Kept draws that differ from the draw before them (the first draw counts as moved).
+    pub moved: usize,
+}
+
+impl ChainHealth {
+    /// Count the moves of a chain from its draws, given as one column per parameter, and its
+    /// divergent flags.
+    pub fn from_columns(columns: &[&[f64]], divergent: usize) -> Self {
+        let draws = columns.first().map_or(0, |c| c.len());
+        let moved = (0..draws)
+            .filter(|&k| k == 0 || columns.iter().any(|c| c[k] != c[k - 1]))
+            .count();
+        ChainHealth {
+            draws,
+            divergent,
+            moved,
+        }
+    }
+}
+
+/// The warnings for a run: `names[j]` is the name of the parameter summarised in
+/// `summaries[j]`; `chains` describes each chain. Each warning is one line naming the worst
+/// parameters (or chains) with a suggestion; none for a healthy run.
+pub fn warnings(names: &[String], summaries: &[Summary], chains: &[ChainHealth]) -> Vec<String> {
+    let mut out = Vec::new();
+    let worst = |pick: &dyn Fn(&Summary) -> Option<f64>, descending: bool| {
+        let mut bad: Vec<(usize, f64)> = summaries
+            .iter()
+            .enumerate()
+            .filter_map(|(j, s)| pick(s).map(|v| (j, v)))
+            .collect();
+        bad.sort_by(|a, b| {
+            if descending {
+                b.1.total_cmp(&a.1)
+            } else {
+                a.1.total_cmp(&b.1)
+            }
+        });
+        bad
+    };
+    let list = |bad: &[(usize, f64)], digits: usize| {
+        let mut s = String::new();
+        for (k, (j, v)) in bad.iter().take(NAMED).enumerate() {
+            if k > 0 {
+                s.push_str(", ");
+            }
+            let name = names.get(*j).map_or("?", |n| n.as_str());
+            s.push_str(&format!("{name} {v:.digits$}"));
+        }
+        if bad.len() > NAMED {
+            s.push_str(", …");
+        }
+        s
+    };
+    let p = summaries.len();
+
+    if chains.len() >= 2 {
+        let bad = worst(&|s| (s.rhat > RHAT_MAX).then_some(s.rhat), true);
+        if !bad.is_empty() {
+            out.push(format!(
+                "R-hat > {RHAT_MAX} for {} of {p} parameters ({}): the chains disagree, so they \
+                 have not converged; run longer (more --warmup and --draws) and check whether \
+                 the posterior has several modes",
+                bad.len(),
+                list(&bad, 3)
+            ));
+        }
+    }
+    let bad = worst(
+        &|s| {
+            let e = s.ess_bulk.min(s.ess_tail);
+            (e.is_finite() && e < ESS_MIN).then_some(e)
+        },
+        false,
+    );
+    if !bad.is_empty() {
+        out.push(format!(
+            "effective sample size < {ESS_MIN:.0} for {} of {p} parameters ({}): means and \
+             quantiles are unreliable; run more --draws, or use a sampler that mixes faster \
+             (nuts, hmc-ecs)",
+            bad.len(),
+            list(&bad, 0)
+        ));
+    }
+    let nan: Vec<&str> = summaries
+        .iter()
+        .zip(names)
+        .filter(|(s, _)| s.mean.is_nan())
+        .map(|(_, n)| n.as_str())
+        .collect();
+    if !nan.is_empty() {
+        out.push(format!(
+            "no finite summary for {} (a draw is NaN): the sampler failed numerically",
+            nan.join(", ")
+        ));
+    }
+    let total: usize = chains.iter().map(|c| c.draws).sum();
+    let divergent: usize = chains.iter().map(|c| c.divergent).sum();
+    if divergent > 0 && total > 0 {
+        out.push(format!(
+            "{divergent} of {total} kept draws were divergent ({:.1}%): the step size is too \
+             large for the posterior's curvature somewhere, and draws there may be missing; \
+             run a longer --warmup or set a smaller step (--set step_size=…)",
+            100.0 * divergent as f64 / total as f64
+        ));
+    }
+    for (c, h) in chains.iter().enumerate() {
+        if h.draws >= 10 && (h.moved as f64) < MOVED_MIN * h.draws as f64 {
+            out.push(format!(
+                "chain {c} is stuck: it moved in {} of {} kept draws; its proposals are \
+                 (almost) always rejected, so its draws say nothing about the posterior; try \
+                 another --seed, a longer --warmup or a smaller proposal scale",
+                h.moved, h.draws
+            ));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::string::ToString;
+    use alloc::vec;
+
+    fn summary(rhat: f64, ess: f64) -> Summary {
+        Summary {
+            mean: 0.0,
+            sd: 1.0,
+            q5: -1.6,
+            q50: 0.0,
+            q95: 1.6,
+            mcse_mean: 0.01,
+            ess_bulk: ess,
+            ess_tail: ess,
+            rhat,
+        }
+    }
+
+    fn healthy(n: usize) -> ChainHealth {
+        ChainHealth {
+            draws: n,
+            divergent: 0,
+            moved: n,
+        }
+    }
+
+    #[test]
+    fn a_healthy_run_has_no_warnings() {
+        let names = vec!["a".to_string(), "b".to_string()];
+        let s = [summary(1.001, 900.0), summary(1.005, 1200.0)];
+        assert!(warnings(&names, &s, &[healthy(500), healthy(500)]).is_empty());
+    }
+
+    #[test]
+    fn each_problem_is_named_with_its_worst_parameters() {
+        let names: Vec<String> = ["a", "b", "c", "d", "e"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let s = [
+            summary(1.2, 40.0),
+            summary(1.02, 150.0),
+            summary(1.001, 90.0),
+            summary(1.5, 20.0),
+            summary(1.03, 400.0),
+        ];
+        let stuck = ChainHealth {
+            draws: 1000,
+            divergent: 3,
+            moved: 4,
+        };
+        let w = warnings(&names, &s, &[healthy(1000), stuck]);
+        assert_eq!(w.len(), 4, "{w:?}");
+        assert!(
+            w[0].starts_with("R-hat > 1.01 for 4 of 5 parameters (d 1.500, a 1.200, e 1.030, …)"),
+            "{}",
+            w[0]
+        );
+        assert!(
+            w[1].contains("for 3 of 5 parameters (d 20, a 40, c 90)"),
+            "{}",
+            w[1]
+        );
+        assert!(
+            w[2].starts_with("3 of 2000 kept draws were divergent (0.1%)"),
+            "{}",
+            w[2]
+        );
+        assert!(
+            w[3].starts_with("chain 1 is stuck: it moved in 4 of 1000"),
+            "{}",
+            w[3]
+        );
+    }
+
+    #[test]
+    fn one_chain_has_no_rhat_warning_and_moves_are_counted() {
+        let names = vec!["a".to_string()];
+        let s = [summary(f64::NAN, 800.0)];
+        let x = [0.0, 0.0, 1.0, 1.0, 2.0];
+        let y = [5.0, 5.0, 5.0, 6.0, 6.0];
+        let h = ChainHealth::from_columns(&[&x, &y], 0);
+        assert_eq!((h.draws, h.moved), (5, 4));
+        assert!(warnings(&names, &s, &[h]).is_empty());
+    }
+}
