@@ -5,5 +5,7 @@
 #![warn(missing_docs)]
 
 pub mod csvdata;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod parallel;
 
 pub use csvdata::{parse_csv, CsvError};

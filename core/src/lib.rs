@@ -29,6 +29,7 @@ pub mod linalg;
 pub mod math;
 pub mod model;
 pub mod optim;
+pub mod parallel;
 pub mod registry;
 pub mod rng;
 pub mod settings;

@@ -119,6 +119,37 @@ pub fn gradient_pass(n: usize, d: usize) -> Result<(), CliError> {
         "ratio gradient pass / triad, bandwidth: {:.3}",
         pass_gbs / triad_gbs
     );
+    // The same pass split across every core (what `tallmc run` does with cores to spare).
+    let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
+    if cores > 1 {
+        let mut mp = model("logistic", n, d, 3)?;
+        if let Some(inner) = std::sync::Arc::get_mut(&mut mp) {
+            inner.set_parallel(std::sync::Arc::new(tallmc_cli::parallel::Threads::new(
+                cores,
+            )));
+        }
+        let mut gp = vec![0.0; mp.dim()];
+        for _ in 0..3 {
+            gp.iter_mut().for_each(|v| *v = 0.0);
+            sink += mp.log_lik_grad_all(&theta, &mut gp);
+        }
+        let t0 = Instant::now();
+        for _ in 0..reps {
+            gp.iter_mut().for_each(|v| *v = 0.0);
+            sink += mp.log_lik_grad_all(&theta, &mut gp);
+        }
+        let par = t0.elapsed().as_secs_f64() / reps as f64;
+        let same = gp.iter().zip(&g).all(|(a, b)| a.to_bits() == b.to_bits());
+        println!(
+            "gradient pass on {cores} threads: {:.2} ms, {:.2} GB/s (bit-identical to one thread: {same}; checksum {sink:.3e})",
+            1e3 * par,
+            bytes as f64 / par / 1e9
+        );
+        println!(
+            "ratio gradient pass, {cores} threads / 1 thread, speed: {:.2}",
+            pass / par
+        );
+    }
     Ok(())
 }
 

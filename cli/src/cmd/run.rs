@@ -182,9 +182,18 @@ pub fn run(a: &RunArgs) -> Result<(), CliError> {
         standardize: a.standardize,
     };
     let t_model = Instant::now();
-    let model =
+    let mut model =
         registry::build_model(&a.model, &table, &spec, &settings).map_err(|e| ctx.describe(&e))?;
     let model_seconds = t_model.elapsed().as_secs_f64();
+    // Cores beyond one per chain split each full-data pass (bit-identical results).
+    let pass_threads = pass_threads(a.chains);
+    if pass_threads > 1 {
+        if let Some(m) = std::sync::Arc::get_mut(&mut model) {
+            m.set_parallel(std::sync::Arc::new(tallmc_cli::parallel::Threads::new(
+                pass_threads,
+            )));
+        }
+    }
     let n = model.n();
     drop(table);
     if let Some(info) = model.reparam_info() {
@@ -448,6 +457,19 @@ fn write_summary(
     }
     w.flush().map_err(write_err(&path))?;
     Ok(all)
+}
+
+/// Threads per full-data pass: the cores left over when each chain has one
+/// (`TALLMC_PASS_THREADS` overrides; 1 = no splitting).
+fn pass_threads(chains: usize) -> usize {
+    if let Some(t) = std::env::var("TALLMC_PASS_THREADS")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+    {
+        return t.max(1);
+    }
+    let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
+    (cores / chains.max(1)).max(1)
 }
 
 /// The run's convergence warnings ([`diag::health::warnings`]): R-hat, ESS, divergences and

@@ -1189,7 +1189,15 @@ pub const QNHMC_INFO: SamplerInfo = SamplerInfo {
                 max: 100_000,
             },
         },
-        real("jitter", "step size drawn uniformly from ε·(1 ± jitter) each iteration", 0.0, 0.0, 0.99),
+        real(
+            "jitter",
+            "step size drawn uniformly from ε·(1 ± jitter) each iteration (default 0.2: a fixed εL \
+             resonates with near-Gaussian targets; on the whitened real tables jitter 0 gave R-hat \
+             1.04–1.07 and ESS 41–51 in 4 000 draws, 0.2 gave ≤ 1.003 and 1 486–3 200)",
+            0.2,
+            0.0,
+            0.99,
+        ),
         ParamSpec {
             key: "adapt",
             description: "freeze: BFGS adapts in warm-up then C is fixed (exact); off: C = B₀; \
@@ -1265,7 +1273,7 @@ pub fn options_from_settings(
     let step_size = s.positive_or_auto("step_size")?;
     let target_accept = s.f64_in("target_accept", 0.8, 0.01, 0.99)?;
     let n_steps = s.usize_in("L", 10, 1, 100_000)?;
-    let jitter = s.f64_in("jitter", 0.0, 0.0, 0.99)?;
+    let jitter = s.f64_in("jitter", 0.2, 0.0, 0.99)?;
     let adapt = match s.choice("adapt", "freeze", &["freeze", "off", "continuous"])? {
         "off" => Adapt::Off,
         "continuous" => Adapt::Continuous,

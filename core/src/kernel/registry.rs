@@ -72,9 +72,9 @@ const L_STEPS: ParamSpec = ParamSpec {
 
 const JITTER: ParamSpec = ParamSpec {
     key: "jitter",
-    description: "step size drawn uniformly from ε·(1 ± jitter) each iteration",
+    description: "step size drawn uniformly from ε·(1 ± jitter) each iteration (default 0.2: a fixed ε·L resonates with near-Gaussian targets — on the whitened real tables jitter 0 gave R-hat 1.08–1.20, 0.2 gave ≤ 1.005)",
     kind: ParamKind::Real {
-        default: 0.0,
+        default: 0.2,
         min: 0.0,
         max: 0.99,
     },
@@ -376,7 +376,7 @@ pub fn build(
         }
         "hmc" => {
             let l = s.usize_in("L", 20, 1, 100_000)?;
-            let jitter = s.f64_in("jitter", 0.0, 0.0, 0.99)?;
+            let jitter = s.f64_in("jitter", 0.2, 0.0, 0.99)?;
             s.check_all_used()?;
             make_chain(Hmc::new(eps, metric, l, jitter)?, model, &c, w, rng)
         }

@@ -93,6 +93,8 @@ pub struct Glm<F> {
     map: Option<AffineMap>,
     /// What [`Glm::whiten`] did (None: never asked).
     reparam: Option<ReparamInfo>,
+    /// Runs the chunks of the full-data passes (None: one after another).
+    parallel: Option<alloc::sync::Arc<dyn crate::parallel::ParallelFor>>,
 }
 
 /// Rows per block of the full-data passes (the block's linear predictors and derivatives stay
@@ -113,6 +115,7 @@ impl<F: GlmFamily> Glm<F> {
             offset: None,
             map: None,
             reparam: None,
+            parallel: None,
         }
     }
 
@@ -272,7 +275,7 @@ impl<F: GlmFamily> Glm<F> {
     /// Σᵢ ℓᵢ(θ) over rows `start..end`, ∇ accumulated into `grad`: the full-data pass, in
     /// blocks of [`PASS_BLOCK`] rows (the linear predictors of a block, then the family's
     /// values and derivatives in one loop that vectorises, then the gradient), summed in row
-    /// order, so the result is the same as the per-datum sum [`DataModel::log_lik_grad`].
+    /// order (the full-data pass adds such sums chunk by chunk, see `chunked_pass`).
     pub fn log_lik_grad_rows(
         &self,
         theta: &[f64],
@@ -307,6 +310,71 @@ impl<F: GlmFamily> Glm<F> {
                 }
             }
             b0 = b1;
+        }
+        total
+    }
+
+    /// The full-data pass Σᵢ ℓᵢ(θ) (and ∇, accumulated into `grad` when given), in chunks of
+    /// [`crate::parallel::PASS_CHUNK`] rows: each chunk summed from zero in row order, the
+    /// chunks added in order, so the bits do not depend on whether (or on how many threads)
+    /// the chunks run in parallel.
+    fn chunked_pass(&self, theta: &[f64], grad: Option<&mut [f64]>) -> f64 {
+        use crate::parallel::PASS_CHUNK;
+        use core::sync::atomic::{AtomicU64, Ordering};
+        let (n, d) = (self.design.n, self.design.d);
+        let chunks = n.div_ceil(PASS_CHUNK).max(1);
+        let with_grad = grad.is_some();
+        let width = if with_grad { d + 1 } else { 1 };
+        let range = |c: usize| (c * PASS_CHUNK, ((c + 1) * PASS_CHUNK).min(n));
+        let mut total = 0.0;
+        let mut acc = vec![0.0; if with_grad { d } else { 0 }];
+        match &self.parallel {
+            Some(p) if chunks > 1 => {
+                let slots: Vec<AtomicU64> =
+                    (0..chunks * width).map(|_| AtomicU64::new(0)).collect();
+                p.for_each(chunks, &|c| {
+                    let (a, b) = range(c);
+                    let out = &slots[c * width..(c + 1) * width];
+                    if with_grad {
+                        let mut g = vec![0.0; d];
+                        let t = self.log_lik_grad_rows(theta, a, b, &mut g);
+                        out[0].store(t.to_bits(), Ordering::Relaxed);
+                        for (o, v) in out[1..].iter().zip(&g) {
+                            o.store(v.to_bits(), Ordering::Relaxed);
+                        }
+                    } else {
+                        let t = self.log_lik_rows(theta, a, b);
+                        out[0].store(t.to_bits(), Ordering::Relaxed);
+                    }
+                });
+                for c in 0..chunks {
+                    let out = &slots[c * width..(c + 1) * width];
+                    total += f64::from_bits(out[0].load(Ordering::Relaxed));
+                    for (s, o) in acc.iter_mut().zip(&out[1..]) {
+                        *s += f64::from_bits(o.load(Ordering::Relaxed));
+                    }
+                }
+            }
+            _ => {
+                let mut g = vec![0.0; if with_grad { d } else { 0 }];
+                for c in 0..chunks {
+                    let (a, b) = range(c);
+                    if with_grad {
+                        g.iter_mut().for_each(|v| *v = 0.0);
+                        total += self.log_lik_grad_rows(theta, a, b, &mut g);
+                        for (s, v) in acc.iter_mut().zip(&g) {
+                            *s += v;
+                        }
+                    } else {
+                        total += self.log_lik_rows(theta, a, b);
+                    }
+                }
+            }
+        }
+        if let Some(grad) = grad {
+            for (g, s) in grad.iter_mut().zip(&acc) {
+                *g += s;
+            }
         }
         total
     }
@@ -431,10 +499,13 @@ impl<F: GlmFamily> DataModel for Glm<F> {
         idx.iter().map(|&i| self.log_lik(theta, i)).sum()
     }
     fn log_lik_grad_all(&self, theta: &[f64], grad: &mut [f64]) -> f64 {
-        self.log_lik_grad_rows(theta, 0, self.design.n, grad)
+        self.chunked_pass(theta, Some(grad))
     }
     fn log_lik_all(&self, theta: &[f64]) -> f64 {
-        self.log_lik_rows(theta, 0, self.design.n)
+        self.chunked_pass(theta, None)
+    }
+    fn set_parallel(&mut self, parallel: alloc::sync::Arc<dyn crate::parallel::ParallelFor>) {
+        self.parallel = Some(parallel);
     }
     fn as_glm(&self) -> Option<&dyn GlmView> {
         Some(self)

@@ -125,6 +125,13 @@ pub trait DataModel: Send + Sync {
         None
     }
 
+    /// Run the chunks of this model's full-data passes through `parallel` (a host with threads
+    /// sets this on a freshly built model; the results are bit-identical either way). Models
+    /// without chunked passes ignore it.
+    fn set_parallel(&mut self, parallel: alloc::sync::Arc<dyn crate::parallel::ParallelFor>) {
+        let _ = parallel;
+    }
+
     /// Whether draws are reported on another scale than the chain's position (time-series
     /// models report natural parameters such as σ where the samplers move log σ). When true,
     /// [`reported_names`](DataModel::reported_names), [`to_reported`](DataModel::to_reported)

@@ -20,7 +20,7 @@
 
 use super::design::{self, NcTable, SeqDesign};
 use super::{
-    draw_next, start_chain, MinibatchTest, TestOutcome, P_INIT, P_INIT_RADIUS, P_STEP,
+    draw_next, start_chain, MinibatchTest, TestOutcome, P_CONTROL, P_INIT, P_INIT_RADIUS, P_STEP,
     P_TEMPERATURE,
 };
 use crate::chain::Chain;
@@ -280,9 +280,7 @@ impl MinibatchTest for AustereMh {
     fn decide(
         &mut self,
         rng: &mut ChainRng,
-        model: &dyn DataModel,
-        theta: &[f64],
-        proposal: &[f64],
+        diffs: &super::cv::StepDiffs<'_>,
         lp0: f64,
         lp1: f64,
         perm: &mut [usize],
@@ -307,7 +305,7 @@ impl MinibatchTest for AustereMh {
                     mu0,
                     |i| {
                         evals += 2;
-                        let l = inv_k * (model.log_lik(proposal, i) - model.log_lik(theta, i));
+                        let l = inv_k * diffs.at(i);
                         if l.is_finite() {
                             Some(l)
                         } else {
@@ -326,9 +324,7 @@ impl MinibatchTest for AustereMh {
             }
         };
         // AustereMH(nc): μ_std from a full scan, then the design for it.
-        let ratios: Vec<f64> = (0..n)
-            .map(|i| inv_k * (model.log_lik(proposal, i) - model.log_lik(theta, i)))
-            .collect();
+        let ratios: Vec<f64> = (0..n).map(|i| inv_k * diffs.at(i)).collect();
         out.lik_evals = 2 * n as u64;
         if ratios.iter().any(|l| l.is_nan() || *l == f64::INFINITY) {
             out.divergent = true;
@@ -426,9 +422,7 @@ impl MinibatchTest for MhSubLhd {
     fn decide(
         &mut self,
         rng: &mut ChainRng,
-        model: &dyn DataModel,
-        theta: &[f64],
-        proposal: &[f64],
+        diffs: &super::cv::StepDiffs<'_>,
         lp0: f64,
         lp1: f64,
         perm: &mut [usize],
@@ -441,9 +435,7 @@ impl MinibatchTest for MhSubLhd {
         };
         let inv_k = 1.0 / self.temperature;
         // The range C needs every ratio: one full scan (2N evaluations), reused for the batch.
-        let ratios: Vec<f64> = (0..n)
-            .map(|i| inv_k * (model.log_lik(proposal, i) - model.log_lik(theta, i)))
-            .collect();
+        let ratios: Vec<f64> = (0..n).map(|i| inv_k * diffs.at(i)).collect();
         out.lik_evals = 2 * n as u64;
         if ratios.iter().any(|l| l.is_nan() || *l == f64::INFINITY) {
             out.divergent = true;
@@ -586,6 +578,7 @@ pub const AUSTERE_MH_INFO: SamplerInfo = SamplerInfo {
         P_ERROR_BOUND,
         P_INIT,
         P_INIT_RADIUS,
+        P_CONTROL,
     ],
 };
 
@@ -605,6 +598,7 @@ pub const MH_SUBLHD_INFO: SamplerInfo = SamplerInfo {
         P_P,
         P_INIT,
         P_INIT_RADIUS,
+        P_CONTROL,
     ],
 };
 
@@ -615,7 +609,8 @@ pub fn build_chain(
     rng: &mut ChainRng,
 ) -> Result<Box<dyn Chain>, Error> {
     let s = config.settings;
-    let step = s.f64_or("step_size", 0.1)?;
+    let step = super::step_from_settings(s, model.as_ref())?;
+    let control = super::control_from_settings(s, model.as_ref())?;
     let temperature = s.f64_in("temperature", 1.0, 1.0, f64::INFINITY)?;
     let m = s.usize_in("batch_step", 50, 2, usize::MAX)?;
     let init = s.choice("init", "random", &["random", "zero", "model"])?;
@@ -655,13 +650,13 @@ pub fn build_chain(
                 AustereMh::non_conservative(step, temperature, model.n(), bound)?
             }
         };
-        start_chain(k, model, init, radius, config.warmup, rng)
+        start_chain(k, model, init, radius, config.warmup, rng, control)
     } else {
         let gamma = s.f64_or("gamma", 1.5)?;
         let delta = s.f64_or("delta", 0.01)?;
         let p = s.f64_or("p", 2.0)?;
         s.check_all_used()?;
         let k = MhSubLhd::new(step, temperature, m, gamma, delta, p)?;
-        start_chain(k, model, init, radius, config.warmup, rng)
+        start_chain(k, model, init, radius, config.warmup, rng, control)
     }
 }

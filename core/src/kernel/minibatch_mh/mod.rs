@@ -14,6 +14,7 @@
 //! Target: p(θ)·Πᵢ p(xᵢ|θ)^(1/K).
 
 pub mod baselines;
+pub mod cv;
 pub mod design;
 pub mod digits;
 pub mod xcorr;
@@ -61,15 +62,13 @@ pub trait MinibatchTest: Send {
     fn resolved(&self) -> Vec<(&'static str, f64)> {
         Vec::new()
     }
-    /// Decide the move θ → θ' (log priors `lp0`, `lp1`). `perm` is a permutation of `0..n`
+    /// Decide the move θ → θ' (log priors `lp0`, `lp1`) from the per-datum log-likelihood
+    /// differences `diffs` (plain or with control variates). `perm` is a permutation of `0..n`
     /// that the test partially re-shuffles to draw data without replacement.
-    #[allow(clippy::too_many_arguments)]
     fn decide(
         &mut self,
         rng: &mut ChainRng,
-        model: &dyn DataModel,
-        theta: &[f64],
-        proposal: &[f64],
+        diffs: &cv::StepDiffs<'_>,
         lp0: f64,
         lp1: f64,
         perm: &mut [usize],
@@ -146,6 +145,19 @@ impl MinibatchMh {
         lp1: f64,
         perm: &mut [usize],
     ) -> TestOutcome {
+        let diffs = cv::StepDiffs::new(model, theta, proposal, None);
+        self.test_diffs(rng, &diffs, lp0, lp1, perm)
+    }
+
+    /// [`MinibatchMh::test`] on given per-datum differences.
+    pub fn test_diffs<R: Rng + ?Sized>(
+        &self,
+        rng: &mut R,
+        diffs: &cv::StepDiffs<'_>,
+        lp0: f64,
+        lp1: f64,
+        perm: &mut [usize],
+    ) -> TestOutcome {
         let n = perm.len();
         let scale = n as f64 / self.temperature;
         let prior_diff = lp1 - lp0;
@@ -174,7 +186,7 @@ impl MinibatchMh {
             let target = (b + self.batch_step).min(n);
             while b < target {
                 let i = draw_next(rng, perm, b);
-                let lam = scale * (model.log_lik(proposal, i) - model.log_lik(theta, i));
+                let lam = scale * diffs.at(i);
                 b += 1;
                 out.lik_evals = 2 * b as u64;
                 if !lam.is_finite() {
@@ -221,14 +233,12 @@ impl MinibatchTest for MinibatchMh {
     fn decide(
         &mut self,
         rng: &mut ChainRng,
-        model: &dyn DataModel,
-        theta: &[f64],
-        proposal: &[f64],
+        diffs: &cv::StepDiffs<'_>,
         lp0: f64,
         lp1: f64,
         perm: &mut [usize],
     ) -> TestOutcome {
-        self.test(rng, model, theta, proposal, lp0, lp1, perm)
+        self.test_diffs(rng, diffs, lp0, lp1, perm)
     }
 }
 
@@ -245,9 +255,29 @@ pub struct MinibatchMhChain<T: MinibatchTest = MinibatchMh> {
     iter: usize,
     warmup: usize,
     setup: Cost,
+    /// The control variate the tests read differences through (None: plain differences).
+    cv: Option<cv::TaylorCv>,
 }
 
 impl<T: MinibatchTest> MinibatchMhChain<T> {
+    /// Read the per-datum differences through the second-order Taylor control variate around
+    /// `centre` ([`cv::TaylorCv`]; the model must be a GLM). Its pass over the data is added
+    /// to the set-up cost.
+    pub fn with_control_variate(mut self, centre: &[f64]) -> Result<Self, Error> {
+        let view = self.model.as_glm().ok_or_else(|| {
+            Error::setting(
+                "control",
+                "control variates need a generalised linear model",
+            )
+        })?;
+        let c = cv::TaylorCv::new(view, centre)?;
+        let n = self.model.n() as u64;
+        self.setup.lik_evals += n;
+        self.setup.grad_evals += n;
+        self.cv = Some(c);
+        Ok(self)
+    }
+
     /// Start at `position`; checks that the prior and every ℓᵢ are finite there (one data pass,
     /// reported as setup cost). Fails when both the test and the model temper the likelihood
     /// (K ≠ 1 on each: the target would silently be tempered twice).
@@ -300,6 +330,7 @@ impl<T: MinibatchTest> MinibatchMhChain<T> {
                 grad_evals: 0,
             },
             model,
+            cv: None,
         })
     }
 
@@ -329,15 +360,15 @@ impl<T: MinibatchTest> Chain for MinibatchMhChain<T> {
             *p = t + eps * std_normal(rng);
         }
         let lp1 = self.model.log_prior(&self.proposal);
-        let o = self.kernel.decide(
-            rng,
+        let diffs = cv::StepDiffs::new(
             self.model.as_ref(),
             &self.theta,
             &self.proposal,
-            self.log_prior,
-            lp1,
-            &mut self.perm,
+            self.cv.as_ref(),
         );
+        let o = self
+            .kernel
+            .decide(rng, &diffs, self.log_prior, lp1, &mut self.perm);
         if o.accepted {
             self.theta.copy_from_slice(&self.proposal);
             self.log_prior = lp1;
@@ -377,19 +408,55 @@ impl<T: MinibatchTest> Chain for MinibatchMhChain<T> {
         self.setup
     }
     fn resolved(&self) -> Vec<(&'static str, f64)> {
-        self.kernel.resolved()
+        let mut r = self.kernel.resolved();
+        r.push(("step_size", self.kernel.step_size()));
+        r.push(("control_variate", if self.cv.is_some() { 1.0 } else { 0.0 }));
+        r
     }
 }
 
 pub(crate) const P_STEP: ParamSpec = ParamSpec {
     key: "step_size",
-    description: "random-walk proposal standard deviation ε per coordinate",
+    description: "random-walk proposal standard deviation ε per coordinate; auto: 2.38/√d in the whitened coordinates of reparam=auto (acceptance ≈ 0.2), else 0.1",
     kind: ParamKind::Real {
-        default: 0.1,
+        default: f64::NAN,
         min: 0.0,
         max: f64::INFINITY,
     },
 };
+
+pub(crate) const P_CONTROL: ParamSpec = ParamSpec {
+    key: "control",
+    description: "auto: on a GLM the tests read differences through a second-order Taylor control variate around the mode (same mean, far smaller spread: small batches at useful step sizes); none: plain differences (the papers')",
+    kind: ParamKind::Choice(&["auto", "none"]),
+};
+
+/// σ·√d of the automatic random-walk step in whitened coordinates.
+pub const AUTO_STEP: f64 = 2.38;
+
+/// The random-walk step: `step_size` if given, else 2.38/√d when the model samples whitened
+/// coordinates (`reparam=auto`: the posterior is close to N(0, I)), else 0.1.
+pub(crate) fn step_from_settings(
+    s: &crate::settings::Settings,
+    model: &dyn DataModel,
+) -> Result<f64, Error> {
+    let v = s.positive_or_auto("step_size")?;
+    Ok(if !v.is_nan() {
+        v
+    } else if model.user_map().is_some() {
+        AUTO_STEP / math::sqrt(model.dim().max(1) as f64)
+    } else {
+        0.1
+    })
+}
+
+/// Whether the `control` setting asks for control variates on this model (`auto`: on a GLM).
+pub(crate) fn control_from_settings(
+    s: &crate::settings::Settings,
+    model: &dyn DataModel,
+) -> Result<bool, Error> {
+    Ok(s.choice("control", "auto", &["auto", "none"])? == "auto" && model.as_glm().is_some())
+}
 
 pub(crate) const P_TEMPERATURE: ParamSpec = ParamSpec {
     key: "temperature",
@@ -447,6 +514,7 @@ pub const MH_MINIBATCH_INFO: SamplerInfo = SamplerInfo {
         P_SIGMA,
         P_INIT,
         P_INIT_RADIUS,
+        P_CONTROL,
     ],
 };
 
@@ -457,7 +525,8 @@ pub fn build_chain(
     rng: &mut ChainRng,
 ) -> Result<Box<dyn Chain>, Error> {
     let s = config.settings;
-    let step = s.f64_or("step_size", 0.1)?;
+    let step = step_from_settings(s, model.as_ref())?;
+    let control = control_from_settings(s, model.as_ref())?;
     let temperature = s.f64_in("temperature", 1.0, 1.0, f64::INFINITY)?;
     let m = s.usize_in("batch_step", 50, 1, usize::MAX)?;
     let correction = match s.choice("sigma", "1", &["1", "1.2"])? {
@@ -468,11 +537,12 @@ pub fn build_chain(
     let radius = s.f64_in("init_radius", 2.0, 0.0, 1e6)?;
     s.check_all_used()?;
     let kernel = MinibatchMh::new(step, temperature, m, correction)?;
-    start_chain(kernel, model, init, radius, config.warmup, rng)
+    start_chain(kernel, model, init, radius, config.warmup, rng, control)
 }
 
 /// Start a chain at the configured point (`random` starts that give a non-finite density are
-/// redrawn, up to 100 times).
+/// redrawn, up to 100 times); with `control`, the tests read control-variate differences around
+/// the mode (z = 0 for a whitened model, else the mode finder's, its cost counted as set-up).
 pub(crate) fn start_chain<T: MinibatchTest + Clone + 'static>(
     kernel: T,
     model: Arc<dyn DataModel>,
@@ -480,7 +550,21 @@ pub(crate) fn start_chain<T: MinibatchTest + Clone + 'static>(
     radius: f64,
     warmup: usize,
     rng: &mut ChainRng,
+    control: bool,
 ) -> Result<Box<dyn Chain>, Error> {
+    let centre = if !control {
+        None
+    } else if model.user_map().is_some() {
+        Some((alloc::vec![0.0; model.dim()], Cost::default()))
+    } else {
+        let mode = crate::optim::find_mode(
+            model.as_ref(),
+            &model.initial_point(),
+            &crate::optim::ModeOptions::default(),
+        )?;
+        let cost = mode.cost();
+        Some((mode.mode, cost))
+    };
     let d = model.dim();
     let attempts = if init == "random" { 100 } else { 1 };
     let mut last = Error::NonFiniteStart;
@@ -493,7 +577,17 @@ pub(crate) fn start_chain<T: MinibatchTest + Clone + 'static>(
                 .collect(),
         };
         match MinibatchMhChain::new(kernel.clone(), model.clone(), &position, warmup) {
-            Ok(c) => return Ok(Box::new(c)),
+            Ok(c) => {
+                return Ok(match &centre {
+                    Some((theta_hat, cost)) => {
+                        let mut c = c.with_control_variate(theta_hat)?;
+                        c.setup.lik_evals += cost.lik_evals;
+                        c.setup.grad_evals += cost.grad_evals;
+                        Box::new(c)
+                    }
+                    None => Box::new(c),
+                })
+            }
             Err(Error::NonFiniteStart) => last = Error::NonFiniteStart,
             Err(e) => return Err(e),
         }

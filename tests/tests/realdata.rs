@@ -1,0 +1,142 @@
+//! Real data as users bring it (issue 17): samplers with their default settings on raw,
+//! unscaled tables that ship inside registry packages (`tests/fixtures/realdata/`, made by
+//! `make_realdata.py`), against NumPyro NUTS references (`make_reference.py`, committed).
+//!
+//! Each case runs 2 chains (one thread each) of the sampler with defaults only; the run lengths
+//! are the only choice made here. Asserted per case:
+//! - exact samplers: max over parameters of |mean − reference mean| ≤ 0.1 reference sd, with a
+//!   bulk ESS ≥ 1 000 in every parameter, so that 0.1 sd is at least 3.2 Monte Carlo standard
+//!   errors (the reference's own MCSE is below 0.01 sd) and the check can fail for a biased
+//!   sampler but not by chance alone;
+//! - approximate samplers (`exact: false`: minibatch tests, SG-MCMC): ≤ 0.25 sd with ESS ≥ 200
+//!   (again ≥ 3.5 MCSE);
+//! - every sampler: max R-hat < 1.05;
+//! - on flights (327 346 × 14): the data fraction read per iteration is below 1% for SMH-2 and
+//!   HMC-ECS and below 5% for minibatch MH (the issue's bounds; measured 1.5·10⁻⁵, 6·10⁻⁴ and
+//!   3·10⁻⁴).
+//!
+//! Samplers not listed here do not meet these bounds on these tables yet (see the issue notes
+//! and `realdata_status`, which prints the whole grid).
+
+use tallmc_tests::realdata::{assess, load, RealTable};
+
+/// One case: sampler, warm-up, draws per chain.
+type Case = (&'static str, usize, usize);
+
+/// Cases shared by the small tables (hmda 2 380 × 14 logistic, rwm1984 3 874 × 10 Poisson,
+/// cps1985 534 × 7 robust). Lengths give every parameter an ESS well above the floor.
+const SMALL: [Case; 13] = [
+    ("rwmh", 2000, 60_000),
+    ("mala", 1000, 4000),
+    ("hmc", 1000, 1500),
+    ("nuts", 1000, 1000),
+    ("hmc-ecs", 1000, 2000),
+    ("hmc-ecs-signed", 1000, 2000),
+    ("qnhmc", 1000, 4000),
+    ("mh-minibatch", 2000, 20_000),
+    ("austere-mh", 2000, 20_000),
+    ("smh-2", 2000, 60_000),
+    ("sgld-cv", 2000, 20_000),
+    ("sgld-cv-ps", 2000, 20_000),
+    ("asgld-cv-ps", 2000, 20_000),
+];
+
+fn check(rt: &RealTable, (sampler, warmup, draws): Case, seed: u64) -> f64 {
+    let info = tallmc_core::registry::sampler(sampler).expect("sampler");
+    let a = assess(rt, sampler, &[], 2, warmup, draws, seed)
+        .unwrap_or_else(|e| panic!("{} {sampler}: {e}", rt.name));
+    eprintln!("{} {sampler}: {a}", rt.name);
+    let (tol, ess_min) = if info.exact {
+        (0.1, 1000.0)
+    } else {
+        (0.25, 200.0)
+    };
+    assert!(
+        a.min_ess >= ess_min,
+        "{} {sampler}: min ESS {:.0} < {ess_min} (mixes too slowly for the check)",
+        rt.name,
+        a.min_ess
+    );
+    assert!(
+        a.max_rhat < 1.05,
+        "{} {sampler}: R-hat {}",
+        rt.name,
+        a.max_rhat
+    );
+    let worst = a
+        .params
+        .iter()
+        .max_by(|x, y| x.2.total_cmp(&y.2))
+        .expect("params");
+    assert!(
+        a.max_dev_sd <= tol,
+        "{} {sampler}: {} is {:.3} reference sd from NumPyro (> {tol})",
+        rt.name,
+        worst.0,
+        worst.2
+    );
+    a.data_fraction
+}
+
+fn small_table(name: &str, seed: u64) {
+    let rt = load(name);
+    for case in SMALL {
+        let info = tallmc_core::registry::sampler(case.0).expect("sampler");
+        if info.models.is_empty() || info.models.contains(&rt.model) {
+            check(&rt, case, seed);
+        }
+    }
+}
+
+#[test]
+fn hmda_logistic() {
+    small_table("hmda", 1);
+}
+
+#[test]
+fn rwm1984_poisson() {
+    small_table("rwm1984", 1);
+}
+
+#[test]
+fn cps1985_robust() {
+    small_table("cps1985", 1);
+}
+
+/// The largest table: the subsampling samplers, with their data fraction per iteration.
+#[test]
+fn flights_logistic_subsampling() {
+    let rt = load("flights");
+    let f = check(&rt, ("hmc-ecs", 1000, 2000), 1);
+    assert!(f < 0.01, "hmc-ecs reads {f} of the data per iteration");
+    let f = check(&rt, ("smh-2", 2000, 40_000), 1);
+    assert!(f < 0.01, "smh-2 reads {f} of the data per iteration");
+    let f = check(&rt, ("mh-minibatch", 2000, 20_000), 1);
+    assert!(f < 0.05, "mh-minibatch reads {f} of the data per iteration");
+    for case in TALL_MORE {
+        check(&rt, case, 1);
+    }
+}
+
+/// The other tall subsampling samplers, on both tall tables.
+const TALL_MORE: [Case; 4] = [
+    ("austere-mh", 2000, 20_000),
+    ("sgld-cv", 2000, 20_000),
+    ("sgld-cv-ps", 2000, 20_000),
+    ("asgld-cv-ps", 2000, 20_000),
+];
+
+/// fertility (254 654 × 8, logistic): the subsampling samplers.
+#[test]
+fn fertility_logistic_subsampling() {
+    let rt = load("fertility");
+    let f = check(&rt, ("hmc-ecs", 1000, 2000), 2);
+    assert!(f < 0.01, "hmc-ecs reads {f} of the data per iteration");
+    let f = check(&rt, ("smh-2", 2000, 40_000), 2);
+    assert!(f < 0.01, "smh-2 reads {f} of the data per iteration");
+    let f = check(&rt, ("mh-minibatch", 2000, 20_000), 2);
+    assert!(f < 0.05, "mh-minibatch reads {f} of the data per iteration");
+    for case in TALL_MORE {
+        check(&rt, case, 2);
+    }
+}
