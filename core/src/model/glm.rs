@@ -320,7 +320,19 @@ impl<F: GlmFamily> Glm<F> {
     /// the chunks run in parallel.
     fn chunked_pass(&self, theta: &[f64], grad: Option<&mut [f64]>) -> f64 {
         use crate::parallel::PASS_CHUNK;
-        use core::sync::atomic::{AtomicU64, Ordering};
+        // Two 32-bit atomics per f64: every target with threads has them (thumbv7em has no
+        // 64-bit atomics); each slot is written by one job and read after all jobs returned.
+        use core::sync::atomic::{AtomicU32, Ordering};
+        let store = |slot: &[AtomicU32], v: f64| {
+            let b = v.to_bits();
+            slot[0].store((b >> 32) as u32, Ordering::Relaxed);
+            slot[1].store(b as u32, Ordering::Relaxed);
+        };
+        let load = |slot: &[AtomicU32]| {
+            let hi = u64::from(slot[0].load(Ordering::Relaxed));
+            let lo = u64::from(slot[1].load(Ordering::Relaxed));
+            f64::from_bits((hi << 32) | lo)
+        };
         let (n, d) = (self.design.n, self.design.d);
         let chunks = n.div_ceil(PASS_CHUNK).max(1);
         let with_grad = grad.is_some();
@@ -330,28 +342,27 @@ impl<F: GlmFamily> Glm<F> {
         let mut acc = vec![0.0; if with_grad { d } else { 0 }];
         match &self.parallel {
             Some(p) if chunks > 1 => {
-                let slots: Vec<AtomicU64> =
-                    (0..chunks * width).map(|_| AtomicU64::new(0)).collect();
+                let slots: Vec<AtomicU32> =
+                    (0..2 * chunks * width).map(|_| AtomicU32::new(0)).collect();
                 p.for_each(chunks, &|c| {
                     let (a, b) = range(c);
-                    let out = &slots[c * width..(c + 1) * width];
+                    let out = &slots[2 * c * width..2 * (c + 1) * width];
                     if with_grad {
                         let mut g = vec![0.0; d];
                         let t = self.log_lik_grad_rows(theta, a, b, &mut g);
-                        out[0].store(t.to_bits(), Ordering::Relaxed);
-                        for (o, v) in out[1..].iter().zip(&g) {
-                            o.store(v.to_bits(), Ordering::Relaxed);
+                        store(&out[..2], t);
+                        for (o, v) in out[2..].chunks_exact(2).zip(&g) {
+                            store(o, *v);
                         }
                     } else {
-                        let t = self.log_lik_rows(theta, a, b);
-                        out[0].store(t.to_bits(), Ordering::Relaxed);
+                        store(&out[..2], self.log_lik_rows(theta, a, b));
                     }
                 });
                 for c in 0..chunks {
-                    let out = &slots[c * width..(c + 1) * width];
-                    total += f64::from_bits(out[0].load(Ordering::Relaxed));
-                    for (s, o) in acc.iter_mut().zip(&out[1..]) {
-                        *s += f64::from_bits(o.load(Ordering::Relaxed));
+                    let out = &slots[2 * c * width..2 * (c + 1) * width];
+                    total += load(&out[..2]);
+                    for (s, o) in acc.iter_mut().zip(out[2..].chunks_exact(2)) {
+                        *s += load(o);
                     }
                 }
             }
