@@ -133,7 +133,7 @@ pub fn build_chain(
 ) -> Result<Box<dyn Chain>, Error> {
     let chain = crate::kernel::registry::build(config, model.clone(), rng)?;
     Ok(match model.user_map() {
-        Some(_) => Box::new(UserScale::new(chain, model)),
+        Some(_) => Box::new(Mapped::new(chain, model, MapKind::User)),
         None => chain,
     })
 }
@@ -149,33 +149,64 @@ pub fn build_reported_chain(
 ) -> Result<Box<dyn Chain>, Error> {
     let chain = build_chain(config, model.clone(), rng)?;
     Ok(if model.reports_transformed() {
-        Box::new(Reported::new(chain, model))
+        Box::new(Mapped::new(chain, model, MapKind::Reported))
     } else {
         chain
     })
 }
 
-/// A chain whose positions are reported through [`DataModel::to_reported`].
-struct Reported {
+/// How [`Mapped`] maps the inner chain's position.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum MapKind {
+    /// θ = θ̂ + C⁻ᵀ z ([`DataModel::user_map`]).
+    User,
+    /// The reported scale ([`DataModel::to_reported`]), with the reported names.
+    Reported,
+}
+
+/// A chain whose positions (and, for [`MapKind::Reported`], names) are those of its inner
+/// chain mapped through the model: every other method is the inner chain's.
+struct Mapped {
     inner: Box<dyn Chain>,
     model: Arc<dyn DataModel>,
+    kind: MapKind,
     out: alloc::vec::Vec<f64>,
 }
 
-impl Reported {
-    fn new(inner: Box<dyn Chain>, model: Arc<dyn DataModel>) -> Self {
-        let mut out = alloc::vec![0.0; inner.dim()];
-        model.to_reported(inner.position(), &mut out);
-        Reported { inner, model, out }
+impl Mapped {
+    fn new(inner: Box<dyn Chain>, model: Arc<dyn DataModel>, kind: MapKind) -> Self {
+        let out = alloc::vec![0.0; inner.dim()];
+        let mut m = Mapped {
+            inner,
+            model,
+            kind,
+            out,
+        };
+        m.map();
+        m
+    }
+
+    fn map(&mut self) {
+        match self.kind {
+            MapKind::User => {
+                if let Some(map) = self.model.user_map() {
+                    map.to_user(self.inner.position(), &mut self.out);
+                }
+            }
+            MapKind::Reported => self.model.to_reported(self.inner.position(), &mut self.out),
+        }
     }
 }
 
-impl Chain for Reported {
+impl Chain for Mapped {
     fn dim(&self) -> usize {
         self.inner.dim()
     }
     fn param_names(&self) -> alloc::vec::Vec<alloc::string::String> {
-        self.model.reported_names()
+        match self.kind {
+            MapKind::User => self.inner.param_names(),
+            MapKind::Reported => self.model.reported_names(),
+        }
     }
     fn extra_names(&self) -> alloc::vec::Vec<&'static str> {
         self.inner.extra_names()
@@ -188,75 +219,11 @@ impl Chain for Reported {
     }
     fn step(&mut self, rng: &mut ChainRng) -> crate::kernel::StepInfo {
         let info = self.inner.step(rng);
-        self.model.to_reported(self.inner.position(), &mut self.out);
+        self.map();
         info
     }
     fn position(&self) -> &[f64] {
         &self.out
-    }
-    fn iteration(&self) -> usize {
-        self.inner.iteration()
-    }
-    fn warmup(&self) -> usize {
-        self.inner.warmup()
-    }
-    fn setup_cost(&self) -> crate::chain::Cost {
-        self.inner.setup_cost()
-    }
-    fn window_trace(&self) -> Option<crate::kernel::pfsgld::WindowTrace> {
-        self.inner.window_trace()
-    }
-    fn resolved(&self) -> alloc::vec::Vec<(&'static str, f64)> {
-        self.inner.resolved()
-    }
-}
-
-/// A chain over a whitened model whose positions are reported as θ = θ̂ + C⁻ᵀ z.
-struct UserScale {
-    inner: Box<dyn Chain>,
-    model: Arc<dyn DataModel>,
-    theta: alloc::vec::Vec<f64>,
-}
-
-impl UserScale {
-    fn new(inner: Box<dyn Chain>, model: Arc<dyn DataModel>) -> Self {
-        let mut theta = alloc::vec![0.0; inner.dim()];
-        if let Some(map) = model.user_map() {
-            map.to_user(inner.position(), &mut theta);
-        }
-        UserScale {
-            inner,
-            model,
-            theta,
-        }
-    }
-}
-
-impl Chain for UserScale {
-    fn dim(&self) -> usize {
-        self.inner.dim()
-    }
-    fn param_names(&self) -> alloc::vec::Vec<alloc::string::String> {
-        self.inner.param_names()
-    }
-    fn extra_names(&self) -> alloc::vec::Vec<&'static str> {
-        self.inner.extra_names()
-    }
-    fn signed(&self) -> bool {
-        self.inner.signed()
-    }
-    fn exact(&self) -> bool {
-        self.inner.exact()
-    }
-    fn step(&mut self, rng: &mut ChainRng) -> crate::kernel::StepInfo {
-        let info = self.inner.step(rng);
-        if let Some(map) = self.model.user_map() {
-            map.to_user(self.inner.position(), &mut self.theta);
-        }
-        info
-    }
-    fn position(&self) -> &[f64] {
-        &self.theta
     }
     fn iteration(&self) -> usize {
         self.inner.iteration()

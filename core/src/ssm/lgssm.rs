@@ -220,12 +220,10 @@ impl StateSpaceModel for Lgssm {
         Some(Lgssm::theta(eta[0], eta[1], eta[2]).to_vec())
     }
     fn reported_names(&self) -> Vec<String> {
-        vec!["phi".into(), "sigma".into(), "tau".into()]
+        super::phi_sigma_tau_names()
     }
     fn to_reported(&self, theta: &[f64], out: &mut [f64]) {
-        out[0] = theta[0];
-        out[1] = math::exp(theta[1]);
-        out[2] = math::exp(theta[2]);
+        super::phi_sigma_tau(theta, out)
     }
     fn position_of_reported(&self, reported: &[f64]) -> Option<Vec<f64>> {
         self.unconstrained(reported)

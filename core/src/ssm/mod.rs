@@ -97,6 +97,18 @@ pub struct OptimalDraw {
     pub log_weight: f64,
 }
 
+/// The reported names of `lgssm` and `sv`: `phi`, `sigma`, `tau`.
+pub(crate) fn phi_sigma_tau_names() -> Vec<String> {
+    alloc::vec!["phi".into(), "sigma".into(), "tau".into()]
+}
+
+/// (φ, σ, τ) from θ = (φ, log σ, log τ), the reported parameters of `lgssm` and `sv`.
+pub(crate) fn phi_sigma_tau(theta: &[f64], out: &mut [f64]) {
+    out[0] = theta[0];
+    out[1] = crate::math::exp(theta[1]);
+    out[2] = crate::math::exp(theta[2]);
+}
+
 /// A state-space model with a 1-d observation, an unconstrained parameter θ ∈ ℝᵖ and the hooks a
 /// particle filter and a Fisher-identity score need.
 ///
