@@ -127,6 +127,15 @@ impl Settings {
         Ok(v)
     }
 
+    /// A whole number in `[lo, hi]`, or `None` ("choose automatically") when `key` is absent or
+    /// is `auto` — the convention of integer settings whose schema default is 0 with min > 0.
+    pub fn usize_or_auto(&self, key: &str, lo: usize, hi: usize) -> Result<Option<usize>, Error> {
+        match self.get_str(key) {
+            None | Some("auto") => Ok(None),
+            Some(_) => self.usize_in(key, lo, lo, hi).map(Some),
+        }
+    }
+
     /// A boolean (`true/false/1/0/yes/no`).
     pub fn bool_or(&self, key: &str, default: bool) -> Result<bool, Error> {
         match self.get_str(key) {
@@ -187,6 +196,20 @@ mod tests {
         assert!(s.insert_pair("noequals").is_err());
         s.insert("eps", "nan");
         assert!(s.f64_or("eps", 1.0).is_err());
+    }
+
+    #[test]
+    fn usize_or_auto() {
+        let mut s = Settings::new();
+        assert_eq!(s.usize_or_auto("batch_size", 1, 10).unwrap(), None);
+        s.insert("batch_size", "auto");
+        assert_eq!(s.usize_or_auto("batch_size", 1, 10).unwrap(), None);
+        s.insert("batch_size", "7");
+        assert_eq!(s.usize_or_auto("batch_size", 1, 10).unwrap(), Some(7));
+        for bad in ["0", "11", "-1", "x", "nan"] {
+            s.insert("batch_size", bad);
+            assert!(s.usize_or_auto("batch_size", 1, 10).is_err(), "{bad}");
+        }
     }
 
     #[test]

@@ -131,6 +131,12 @@ fn defaults_run_everywhere_they_claim() {
             assert_eq!(r.divergences(), 0, "{name} on {label}");
             let setup = chain.setup_cost();
             assert!(setup.grad_evals > 0, "{name}: setup cost");
+            let resolved_m = chain
+                .resolved()
+                .iter()
+                .find(|(k, _)| *k == "batch_size")
+                .expect("batch_size resolved")
+                .1 as usize;
             for s in &r.stats {
                 let m = s.extra[0] as u64;
                 // Control variates store ∇ℓᵢ(θ̂): m evaluations per step for every sampler.
@@ -139,7 +145,9 @@ fn defaults_run_everywhere_they_claim() {
                 let want_m = match *name {
                     "asgld-cv-ps" => s.extra[0] as usize,
                     "dpp-sgld" => 20,
-                    _ => 100,
+                    "sgld-cv" | "sgld-cv-ps" => 100,
+                    // batch_size = auto (see automatic_batch_matches_noise_to_curvature)
+                    _ => resolved_m,
                 };
                 assert_eq!(m as usize, want_m, "{name}: batch");
             }
@@ -464,4 +472,60 @@ fn asgld_pilot_defaults_scale_with_relaxation_time() {
         h > 0.0 && h * lmax <= 0.2 * (1.0 + 1e-12),
         "h = {h}, λ_max = {lmax}"
     );
+}
+
+/// `batch_size = auto` (the default of every SG sampler but `asgld-cv-ps` and `dpp-sgld`):
+/// the naive estimators grow the batch until their measured noise no longer limits the step
+/// (on a whitened-scale target tr(B_w) ≈ d·n/m, so m ≈ n/3 for n ≫ 100), the control variate
+/// keeps 100 (its noise is far smaller), an explicit size is honoured, `auto` may be written,
+/// and the noise at the chosen batch leaves the curvature step in force.
+#[test]
+fn automatic_batch_matches_noise_to_curvature() {
+    let n = 6000;
+    let model = logistic(n, 41);
+    let resolved = |c: &dyn Chain, key: &str| {
+        c.resolved()
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map(|p| p.1)
+            .unwrap_or_else(|| panic!("{key} not resolved"))
+    };
+    for sampler in ["sgld", "sgld-ps", "sghmc", "sgnht"] {
+        for kv in [&[][..], &["batch_size=auto"][..]] {
+            let c = build(sampler, model.clone(), kv).expect(sampler);
+            let m = resolved(c.as_ref(), "batch_size");
+            assert!(
+                m >= (n / 8) as f64 && m <= n as f64,
+                "{sampler} {kv:?}: automatic batch {m} for n = {n}"
+            );
+        }
+        let c = build(sampler, model.clone(), &["batch_size=100"]).expect(sampler);
+        assert_eq!(resolved(c.as_ref(), "batch_size"), 100.0, "{sampler}");
+    }
+    for sampler in ["sgld-cv", "sgld-cv-ps"] {
+        let c = build(sampler, model.clone(), &[]).expect(sampler);
+        assert_eq!(resolved(c.as_ref(), "batch_size"), 100.0, "{sampler}");
+    }
+    // At the automatic batch the step is (within the noise measurement's error) the curvature
+    // step of sgld-cv, which the noise does not limit; at batch 100 it is far smaller.
+    let h =
+        |kv: &[&str], s: &str| resolved(build(s, model.clone(), kv).unwrap().as_ref(), "step_size");
+    let (h_auto, h_cv, h_100) = (
+        h(&[], "sgld"),
+        h(&[], "sgld-cv"),
+        h(&["batch_size=100"], "sgld"),
+    );
+    assert!(
+        h_auto > 0.5 * h_cv && h_auto <= 1.0000001 * h_cv,
+        "auto batch step {h_auto} vs curvature step {h_cv}"
+    );
+    assert!(
+        h_100 < 0.2 * h_auto,
+        "batch 100 step {h_100} vs auto {h_auto}"
+    );
+    // A bad value is still an error naming the setting.
+    for bad in ["batch_size=0", "batch_size=x"] {
+        let err = build("sgld", model.clone(), &[bad]).err().expect(bad);
+        assert!(err.contains("batch_size"), "{bad}: {err}");
+    }
 }

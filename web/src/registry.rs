@@ -17,9 +17,11 @@ fn param_json(p: &ParamSpec) -> Value {
             "key": p.key, "description": p.description, "kind": "real",
             "default": num(default), "min": num(min), "max": num(max),
         }),
+        // default 0 with min > 0: chosen automatically (null, shown as "auto")
         ParamKind::Int { default, min, max } => json!({
             "key": p.key, "description": p.description, "kind": "int",
-            "default": default, "min": min, "max": num(max as f64),
+            "default": if default == 0 && min > 0 { Value::Null } else { json!(default) },
+            "min": min, "max": num(max as f64),
         }),
         ParamKind::Choice(c) => json!({
             "key": p.key, "description": p.description, "kind": "choice",

@@ -404,11 +404,7 @@ impl EcsConfig {
 }
 
 fn opt_usize(s: &Settings, key: &str, lo: usize) -> Result<Option<usize>, Error> {
-    if s.get_str(key).is_some() {
-        Ok(Some(s.usize_in(key, lo, lo, usize::MAX)?))
-    } else {
-        Ok(None)
-    }
+    s.usize_or_auto(key, lo, usize::MAX)
 }
 
 /// Posterior mode of the subset `idx` with the likelihood scaled by n/|idx|, by damped Newton.

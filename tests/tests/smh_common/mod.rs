@@ -5,7 +5,7 @@ use std::sync::Arc;
 use tallmc_core::data::Design;
 use tallmc_core::dist;
 use tallmc_core::model::prior::Prior;
-use tallmc_core::model::{DataModel, Glm, Logistic, StudentT};
+use tallmc_core::model::{DataModel, Glm, Logistic, Poisson, StudentT};
 use tallmc_core::rng::{chain_rng, uniform};
 
 fn design(n: usize, d: usize, seed: u64) -> (Design, tallmc_core::rng::ChainRng) {
@@ -43,6 +43,26 @@ pub fn robust(n: usize, d: usize, seed: u64) -> Arc<dyn DataModel> {
         des.y[i] = eta + dist::std_normal(&mut rng);
     }
     Arc::new(Glm::new(des, StudentT::default(), Prior::Flat))
+}
+
+/// Poisson regression, y ~ Poisson(exp(0.2·xᵀ1)), flat prior (no finite third-derivative
+/// bound).
+pub fn poisson(n: usize, d: usize, seed: u64) -> Arc<dyn DataModel> {
+    let (mut des, mut rng) = design(n, d, seed);
+    for i in 0..n {
+        let eta: f64 = 0.2 * des.row(i).iter().sum::<f64>();
+        // Knuth's product of uniforms (small means)
+        let (l, mut k, mut p) = ((-eta.exp()).exp(), 0.0, 1.0);
+        loop {
+            p *= uniform(&mut rng);
+            if p <= l {
+                break;
+            }
+            k += 1.0;
+        }
+        des.y[i] = k;
+    }
+    Arc::new(Glm::new(des, Poisson, Prior::Flat))
 }
 
 /// Least-squares slope of y on x.

@@ -50,7 +50,7 @@ const METHODS: &[(&str, &str, &[&str])] = &[
     ("SGLD-CV-PS", "sgld-cv-ps", &[]),
     ("SGLD-CV-PS (δ = 0.1)", "sgld-cv-ps", &["defensive=0.1"]),
     ("ASGLD-CV-PS", "asgld-cv-ps", &[]),
-    ("DPP-SGLD", "dpp-sgld", &[]),
+    ("DPP-SGLD", "dpp-sgld", &["control_variate=false"]),
 ];
 
 /// Imbalanced logistic data as a table `y, x1..x4`.

@@ -434,9 +434,17 @@ impl MinibatchTest for MhSubLhd {
             return out;
         };
         let inv_k = 1.0 / self.temperature;
-        // The range C needs every ratio: one full scan (2N evaluations), reused for the batch.
-        let ratios: Vec<f64> = (0..n).map(|i| inv_k * diffs.at(i)).collect();
-        out.lik_evals = 2 * n as u64;
+        // The range C: with the Taylor control variate, from the remainder bound (no data
+        // read, each batch item costs 2 evaluations); otherwise every ratio is needed, one
+        // full scan (2N evaluations), reused for the batch. Either way C bounds maxᵢ|lᵢ − l̄|
+        // up to the common shift, so 6C ≥ 3·(max − min) as the Bernstein bound needs.
+        let bound = diffs.range_bound().map(|b| inv_k * b);
+        let ratios: Vec<f64> = if bound.is_some() {
+            Vec::new()
+        } else {
+            out.lik_evals = 2 * n as u64;
+            (0..n).map(|i| inv_k * diffs.at(i)).collect()
+        };
         if ratios.iter().any(|l| l.is_nan() || *l == f64::INFINITY) {
             out.divergent = true;
             return out;
@@ -444,14 +452,30 @@ impl MinibatchTest for MhSubLhd {
         if ratios.contains(&f64::NEG_INFINITY) {
             return out;
         }
-        let c_range = ratios.iter().fold(0.0, |a: f64, l| a.max(math::abs(*l)));
+        let c_range = match bound {
+            Some(b) => b,
+            None => ratios.iter().fold(0.0, |a: f64, l| a.max(math::abs(*l))),
+        };
         let (mut mean, mut m2, mut t) = (0.0, 0.0, 0usize);
         let mut b = self.batch_step.min(n);
         let mut k = 0i32;
         loop {
             while t < b {
                 let i = draw_next(rng, perm, t);
-                let l = ratios.get(i).copied().unwrap_or(0.0);
+                let l = if bound.is_some() {
+                    out.lik_evals += 2;
+                    let l = inv_k * diffs.at(i);
+                    if l.is_nan() || l == f64::INFINITY {
+                        out.divergent = true;
+                        return out;
+                    }
+                    if l == f64::NEG_INFINITY {
+                        return out;
+                    }
+                    l
+                } else {
+                    ratios.get(i).copied().unwrap_or(0.0)
+                };
                 t += 1;
                 let d = l - mean;
                 mean += d / t as f64;

@@ -32,6 +32,10 @@ pub struct TaylorCv {
     g: Vec<f64>,
     h: Vec<f64>,
     d: usize,
+    /// maxᵢ ‖xᵢ‖₂ over the design rows.
+    x_norm_max: f64,
+    /// sup |∂³f/∂η³| of the family, when finite.
+    d3: Option<f64>,
 }
 
 impl TaylorCv {
@@ -53,6 +57,7 @@ impl TaylorCv {
         let mut f2 = Vec::with_capacity(n);
         let mut g = vec![0.0; d];
         let mut h = vec![0.0; d * d];
+        let mut x2_max = 0.0f64;
         for i in 0..n {
             let y = design.y[i];
             let eta = view.eta(centre, i);
@@ -64,6 +69,7 @@ impl TaylorCv {
                 )));
             }
             let row = design.row(i);
+            x2_max = x2_max.max(row.iter().map(|x| x * x).sum::<f64>());
             for (p, &xp) in row.iter().enumerate() {
                 g[p] += a * xp;
                 let bx = b * xp;
@@ -88,7 +94,29 @@ impl TaylorCv {
             g,
             h,
             d,
+            x_norm_max: crate::math::sqrt(x2_max),
+            d3: fam.d3_bound(),
         })
+    }
+
+    /// A bound on maxᵢ |rᵢ(θ′) − rᵢ(θ)|, rᵢ = ℓᵢ − qᵢ the Taylor remainders, without reading
+    /// the data: |rᵢ(θ)| ≤ (M₃/6)|xᵢᵀ(θ − θ̂)|³ ≤ (M₃/6)·R³·‖θ − θ̂‖³ with M₃ = sup|∂³f/∂η³|
+    /// and R = maxᵢ‖xᵢ‖ (computed at set-up). `None` when the family's third derivative is
+    /// unbounded (Poisson).
+    pub fn residual_bound(&self, theta: &[f64], proposal: &[f64]) -> Option<f64> {
+        let m3 = self.d3?;
+        let dist = |t: &[f64]| {
+            crate::math::sqrt(
+                t.iter()
+                    .zip(&self.centre)
+                    .map(|(a, b)| (a - b) * (a - b))
+                    .sum::<f64>(),
+            )
+        };
+        let (a, b) = (dist(theta), dist(proposal));
+        let r3 = self.x_norm_max * self.x_norm_max * self.x_norm_max;
+        let v = m3 / 6.0 * r3 * (a * a * a + b * b * b);
+        v.is_finite().then_some(v)
     }
 
     /// The centre θ̂.
@@ -162,6 +190,14 @@ impl<'a> StepDiffs<'a> {
             proposal,
             cv,
         }
+    }
+
+    /// A bound on the range of the differences over the data (max − min ≤ 2·bound) without
+    /// reading them: [`TaylorCv::residual_bound`] with the control variate, `None` without it
+    /// or when the family has no finite third-derivative bound.
+    pub fn range_bound(&self) -> Option<f64> {
+        self.cv
+            .and_then(|(c, _, _)| c.residual_bound(self.theta, self.proposal))
     }
 
     /// The difference for datum i (two likelihood evaluations).

@@ -27,16 +27,32 @@
 //! - curvature: h_curv = 0.2 / λ_max(A), so hλ ≤ 0.2 for every eigenvalue and the exact-gradient
 //!   stationary variance is inflated by at most 1/(1 − 0.05) ≈ 5 % (2.5 % in sd);
 //! - gradient noise: the step adds (h/2)²·Cov(ĝ) to the injected variance αh·I (α = 1 for
-//!   Langevin, the friction of SGHMC/SGNHT); in the coordinates where the Laplace
-//!   approximation is N(0, I) that covariance is B_w = C⁻¹ Cov(ĝ) C⁻ᵀ, with mean eigenvalue
-//!   b̄ = tr(B_w)/d, and h_noise = 0.4·α / b̄ keeps (h²/4)·b̄ ≤ 0.1·αh (on average over
-//!   directions the noise adds at most a tenth of the injected variance). Cov(ĝ) is measured, not assumed: [`NOISE_PROBES`] points
-//!   θ̂ + C⁻ᵀu (u ~ N(0, I), typical posterior draws) × [`NOISE_DRAWS`] estimates each, their
-//!   cost counted as set-up.
+//!   Langevin, the friction of SGHMC/SGNHT). On a Gaussian target with precision A the
+//!   stationary covariance solves AΣ + ΣA = 2I + (h/2)·Cov(ĝ) (to first order in h), so in
+//!   each eigendirection of A the variance is inflated by the fraction (h/4)·Cov(ĝ)ᵢᵢ, in the
+//!   sampler's own coordinates. With b̄ = tr(Cov(ĝ))/d, h_noise = 0.4·α/b̄ keeps that fraction
+//!   ≤ 0.1 on average over directions (the noise adds at most a tenth of the injected
+//!   variance). Cov(ĝ) is measured, not assumed: [`NOISE_PROBES`] points θ̂ + C⁻ᵀu
+//!   (u ~ N(0, I), typical posterior draws) × [`NOISE_DRAWS`] estimates each, their cost
+//!   counted as set-up. (Until issue 17 the trace was taken in the Laplace-whitened
+//!   coordinates, C⁻¹Cov(ĝ)C⁻ᵀ, which is the same on whitened targets but has the wrong units
+//!   otherwise: on an unwhitened target it let the noise dominate.)
+//!
+//! Default batch size (setting `batch_size` = auto, every sampler but `asgld-cv-ps`, whose
+//! pilot chains need a fixed batch, and `dpp-sgld`): the noise is measured at m₀ =
+//! [`AUTO_BATCH_MIN`] (clamped to n) and the batch grows to the smallest m whose predicted
+//! noise tr(Cov ĝ)(m) does not limit the step (h_noise(m) ≥ h_curv, or ≥ the user's step):
+//! with replacement tr(Cov ĝ) ∝ 1/m, without it ∝ (n − m)/m ([`auto_batch`]); then the noise is
+//! measured again at m for the step. Why: while the noise limits the step, h ∝ m, so the
+//! iterations per effective draw scale as 1/m and the per-datum evaluations per effective draw
+//! (m/h) do not depend on m; a larger batch costs nothing per effective draw up to the point
+//! where curvature takes over, and gives a chain that mixes in fewer iterations. For the naive
+//! estimator on a whitened target (A ≈ I) tr(Cov ĝ) ≈ d·n/m, so m ≈ n/3: naive minibatch gradients buy
+//! nothing on tall data, which is what the control variate is for (its m stays at 100).
 //!
 //! The earlier rule h = 0.1/tr(A) scaled as 1/d and made the chains crawl (relaxation ≈ 20d
 //! iterations) on whitened targets; naive minibatch gradients on tall data need the noise
-//! bound (tr(B_w) ≈ d·n/m) or their variance is inflated n/m-fold.
+//! bound (tr(Cov ĝ) ≈ (n/m)·tr(A)) or their variance is inflated n/m-fold.
 //!
 //! Cost: a step evaluates m per-datum gradients, naive or control variate: the control variate
 //! stores ∇ℓᵢ(θ̂) for all i at set-up (spec 003 §2.3 step 2; n·d floats), falling back to
@@ -87,22 +103,29 @@ use alloc::vec::Vec;
 /// Curvature factor c in h_curv = c / λ_max(A) of the automatic step.
 pub const AUTO_STEP_FACTOR: f64 = 0.2;
 
+/// `batch_size` = auto: the batch grows from [`AUTO_BATCH_MIN`] until the gradient noise no
+/// longer limits the step (see [`auto_batch`]).
+pub const BATCH_AUTO: usize = 0;
+/// The smallest automatic batch, and the batch at which its noise is measured.
+pub const AUTO_BATCH_MIN: usize = 100;
+
 /// Probe points of the automatic step's gradient-noise measurement.
 pub const NOISE_PROBES: usize = 8;
 /// Gradient estimates per probe point.
 pub const NOISE_DRAWS: usize = 8;
 
-/// The automatic step size (module docs): min(c/λ_max(A), 0.4·α·d/tr(B_w)), α the friction of
-/// the momentum dynamics (1 for Langevin). Returns the step and the per-datum evaluations
-/// spent measuring the noise. `neg_hessian` is A at the mode.
-fn auto_step(
+/// The gradient-noise measurement behind the automatic step and batch (module docs): the
+/// curvature step h_curv = c/λ_max(A) and tr(Cov ĝ), the trace of the estimator's covariance
+/// (in the sampler's coordinates), averaged over
+/// [`NOISE_PROBES`] typical points; with the per-datum evaluations spent. `neg_hessian` is A
+/// at the mode.
+fn measure_noise(
     est: &mut GradientEstimator,
     model: &dyn DataModel,
     mode: &[f64],
     neg_hessian: &[f64],
-    friction: f64,
     rng: &mut ChainRng,
-) -> Result<(f64, Cost), Error> {
+) -> Result<(f64, f64, Cost), Error> {
     let d = mode.len();
     let bad = || {
         Error::setting(
@@ -138,9 +161,8 @@ fn auto_step(
             let e = est.estimate(rng, model, &theta, out);
             cost.lik_evals += e;
             cost.grad_evals += e;
-            chol.solve_l(out); // whitened: C⁻¹ ĝ
         }
-        // tr of the sample covariance of the whitened estimates
+        // tr of the sample covariance of the estimates
         for j in 0..d {
             let mean = (0..NOISE_DRAWS).map(|r| g[r * d + j]).sum::<f64>() / NOISE_DRAWS as f64;
             tr_sum += (0..NOISE_DRAWS)
@@ -157,12 +179,66 @@ fn auto_step(
                 .into(),
         ));
     }
-    let h_noise = if tr_bw > 0.0 {
+    Ok((h_curv, tr_bw, cost))
+}
+
+/// The noise-limited step 0.4·α·d/tr(Cov ĝ) (infinite without noise).
+fn noise_step(friction: f64, d: usize, tr_bw: f64) -> f64 {
+    if tr_bw > 0.0 {
         0.4 * friction * d as f64 / tr_bw
     } else {
         f64::INFINITY
+    }
+}
+
+/// The automatic batch size (module docs): the smallest m ≥ `m0` whose predicted noise
+/// tr(Cov ĝ)(m) no longer limits the step `h` (0.4·α·d/tr(m) ≥ h), from tr(Cov ĝ) = `tr0`
+/// measured at m0. Uniform batches without replacement scale as (n − m)/m (finite
+/// population), batches with replacement as 1/m; the result is at most n.
+pub fn auto_batch(
+    n: usize,
+    m0: usize,
+    tr0: f64,
+    with_replacement: bool,
+    h: f64,
+    friction: f64,
+    d: usize,
+) -> usize {
+    let target = 0.4 * friction * d as f64 / h; // the largest tr(Cov ĝ) that does not limit h
+    if !(tr0 > target) || !target.is_finite() || target <= 0.0 {
+        return m0.min(n);
+    }
+    let (nf, m0f) = (n as f64, m0 as f64);
+    let m = if with_replacement {
+        m0f * tr0 / target
+    } else if m0 >= n {
+        nf
+    } else {
+        // tr(m) = K (n − m)/m with K = tr0·m0/(n − m0): tr(m) ≤ target ⇔ m ≥ n/(1 + target/K)
+        let k = tr0 * m0f / (nf - m0f);
+        nf / (1.0 + target / k)
     };
-    Ok((h_curv.min(h_noise), cost))
+    let m = math::ceil(m);
+    if !(m < nf) {
+        n
+    } else {
+        (m as usize).clamp(m0.min(n), n)
+    }
+}
+
+/// The automatic step size (module docs): min(c/λ_max(A), 0.4·α·d/tr(Cov ĝ)), α the friction of
+/// the momentum dynamics (1 for Langevin). Returns the step and the per-datum evaluations
+/// spent measuring the noise. `neg_hessian` is A at the mode.
+fn auto_step(
+    est: &mut GradientEstimator,
+    model: &dyn DataModel,
+    mode: &[f64],
+    neg_hessian: &[f64],
+    friction: f64,
+    rng: &mut ChainRng,
+) -> Result<(f64, Cost), Error> {
+    let (h_curv, tr_bw, cost) = measure_noise(est, model, mode, neg_hessian, rng)?;
+    Ok((h_curv.min(noise_step(friction, mode.len(), tr_bw)), cost))
 }
 
 /// Largest k·n of a `dpp-sgld` chain: each k-DPP draw keeps about 2k work vectors of length n
@@ -323,9 +399,22 @@ pub fn build_sg_chain(
             "must be a finite number > 0 (or auto)",
         ));
     }
-    if opts.batch == 0 {
-        return Err(Error::setting("batch_size", "must be ≥ 1"));
+    let auto_batch_on = opts.batch == BATCH_AUTO;
+    if auto_batch_on && matches!(opts.batching, Batching::Dpp { .. }) {
+        return Err(Error::setting("batch_size", "the k of a k-DPP must be ≥ 1"));
     }
+    if auto_batch_on && opts.adaptive.is_some() {
+        return Err(Error::setting(
+            "batch_size",
+            "adaptive batch sizes need a fixed pilot batch_size",
+        ));
+    }
+    // The automatic batch starts from (and never goes below) AUTO_BATCH_MIN.
+    let batch = if auto_batch_on {
+        AUTO_BATCH_MIN
+    } else {
+        opts.batch
+    };
     if opts.adaptive.is_some() && !opts.control_variate {
         return Err(Error::setting(
             "batch_size",
@@ -334,6 +423,7 @@ pub fn build_sg_chain(
     }
     let preferential = matches!(opts.batching, Batching::Preferential { .. });
     let need_mode = opts.step_size.is_nan()
+        || auto_batch_on
         || opts.control_variate
         || preferential
         || opts.init == SgldInit::Mode;
@@ -351,10 +441,10 @@ pub fn build_sg_chain(
     };
     let sub = match opts.batching {
         Batching::Uniform { with_replacement } => {
-            let m = if with_replacement {
-                opts.batch
+            let m = if with_replacement && !auto_batch_on {
+                batch
             } else {
-                opts.batch.min(n)
+                batch.min(n)
             };
             estimator::check_batch(n, m, with_replacement)?;
             Subsampler::Uniform(IndexSampler::new(n, m, with_replacement)?)
@@ -363,7 +453,8 @@ pub fn build_sg_chain(
             if !(0.0..=1.0).contains(&defensive) {
                 return Err(Error::setting("defensive", "must be in [0, 1]"));
             }
-            estimator::check_batch(n, opts.batch, true)?;
+            let batch = if auto_batch_on { batch.min(n) } else { batch };
+            estimator::check_batch(n, batch, true)?;
             let r = mode.as_ref().ok_or(Error::NonFiniteStart)?;
             let w = if opts.control_variate {
                 let cov = r.covariance()?;
@@ -393,7 +484,7 @@ pub fn build_sg_chain(
             }
             Subsampler::Preferential {
                 table: AliasTable::new(&p)?,
-                batch: opts.batch,
+                batch,
             }
         }
         Batching::Dpp {
@@ -463,14 +554,34 @@ pub fn build_sg_chain(
     };
     let (mut est, c) = GradientEstimator::new(model.as_ref(), sub, centre)?;
     add_cost(&mut setup, c);
+    let friction = match opts.dynamics {
+        Dynamics::Langevin => 1.0,
+        Dynamics::Hamiltonian { friction } | Dynamics::NoseHoover { friction } => friction.min(1.0),
+    };
+    if auto_batch_on {
+        // Measure the noise at the starting batch, grow the batch until the noise no longer
+        // limits the step (the user's, or the curvature step), then measure again below.
+        let r = mode.as_ref().ok_or(Error::NonFiniteStart)?;
+        let (h_curv, tr0, c) =
+            measure_noise(&mut est, model.as_ref(), &r.mode, &r.neg_hessian, rng)?;
+        add_cost(&mut setup, c);
+        let h_target = if opts.step_size.is_nan() {
+            h_curv
+        } else {
+            opts.step_size
+        };
+        let with_replacement = match opts.batching {
+            Batching::Uniform { with_replacement } => with_replacement,
+            _ => true,
+        };
+        let m0 = est.batch();
+        let m = auto_batch(n, m0, tr0, with_replacement, h_target, friction, d);
+        if m != m0 {
+            est.set_batch(m)?;
+        }
+    }
     let h0 = match (&mode, opts.step_size.is_nan()) {
         (Some(r), true) => {
-            let friction = match opts.dynamics {
-                Dynamics::Langevin => 1.0,
-                Dynamics::Hamiltonian { friction } | Dynamics::NoseHoover { friction } => {
-                    friction.min(1.0)
-                }
-            };
             let (h, c) = auto_step(
                 &mut est,
                 model.as_ref(),
@@ -531,7 +642,7 @@ impl SgChain {
 
 const P_STEP: ParamSpec = ParamSpec {
     key: "step_size",
-    description: "step h in θ ← θ + (h/2)ĝ + √h ξ (initial h₀ of a decreasing schedule); auto (NaN) = min(0.2/λ_max(A), 0.4·friction/(mean eigenvalue of the whitened gradient-noise covariance)), A the Laplace precision",
+    description: "step h in θ ← θ + (h/2)ĝ + √h ξ (initial h₀ of a decreasing schedule); auto (NaN) = min(0.2/λ_max(A), 0.4·friction/(mean eigenvalue of the gradient-noise covariance)), A the Laplace precision",
     kind: ParamKind::Real {
         default: f64::NAN,
         min: 0.0,
@@ -568,7 +679,7 @@ const P_SCHEDULE_GAMMA: ParamSpec = ParamSpec {
 const fn p_batch(default: usize) -> ParamSpec {
     ParamSpec {
         key: "batch_size",
-        description: "minibatch size m (without replacement and k-DPP: clamped to n; with replacement ≤ 10n; k-DPP k·n ≤ 5·10⁷)",
+        description: "minibatch size m (without replacement and k-DPP: clamped to n; with replacement ≤ 10n; k-DPP k·n ≤ 5·10⁷); auto = the smallest m ≥ 100 (≤ n) whose measured gradient noise does not limit the step",
         kind: ParamKind::Int {
             default,
             min: 1,
@@ -683,7 +794,7 @@ const SGLD_PARAMS: &[ParamSpec] = &[
     P_SCHEDULE,
     P_SCHEDULE_B,
     P_SCHEDULE_GAMMA,
-    p_batch(100),
+    p_batch(BATCH_AUTO),
     P_WR,
     P_INIT,
 ];
@@ -693,7 +804,7 @@ const SGHMC_PARAMS: &[ParamSpec] = &[
     P_SCHEDULE,
     P_SCHEDULE_B,
     P_SCHEDULE_GAMMA,
-    p_batch(100),
+    p_batch(BATCH_AUTO),
     P_WR,
     P_FRICTION_HMC,
     P_CV,
@@ -705,7 +816,7 @@ const SGNHT_PARAMS: &[ParamSpec] = &[
     P_SCHEDULE,
     P_SCHEDULE_B,
     P_SCHEDULE_GAMMA,
-    p_batch(100),
+    p_batch(BATCH_AUTO),
     P_WR,
     P_FRICTION_NH,
     P_CV,
@@ -717,7 +828,7 @@ const PS_PARAMS: &[ParamSpec] = &[
     P_SCHEDULE,
     P_SCHEDULE_B,
     P_SCHEDULE_GAMMA,
-    p_batch(100),
+    p_batch(BATCH_AUTO),
     P_DEFENSIVE,
     P_INIT,
 ];
@@ -738,6 +849,12 @@ const ASGLD_PARAMS: &[ParamSpec] = &[
 /// Default k of `dpp-sgld` (each draw costs O(n k (k + d)) flops).
 pub const DPP_DEFAULT_K: usize = 20;
 
+const P_CV_DPP: ParamSpec = ParamSpec {
+    key: "control_variate",
+    description: "control-variate gradients centred at the mode, weighted like the k-DPP's other terms (unbiased with inclusion weights); false = the thesis's DPP-SGLD, whose naive k-DPP gradient is too noisy to mix on real data",
+    kind: ParamKind::Bool(true),
+};
+
 const DPP_PARAMS: &[ParamSpec] = &[
     P_STEP,
     P_SCHEDULE,
@@ -747,6 +864,7 @@ const DPP_PARAMS: &[ParamSpec] = &[
     P_DPP_W,
     P_DPP_NUGGET,
     P_DPP_WEIGHTS,
+    P_CV_DPP,
     P_INIT,
 ];
 
@@ -873,12 +991,13 @@ pub fn build_chain(
         },
         _ => StepSchedule::Constant(1.0),
     };
-    let default_batch = if name == "dpp-sgld" {
-        DPP_DEFAULT_K
-    } else {
-        100
+    let batch = match name {
+        "dpp-sgld" => s.usize_in("batch_size", DPP_DEFAULT_K, 1, usize::MAX)?,
+        "asgld-cv-ps" => s.usize_in("batch_size", 100, 1, usize::MAX)?,
+        _ => s
+            .usize_or_auto("batch_size", 1, usize::MAX)?
+            .unwrap_or(BATCH_AUTO),
     };
-    let batch = s.usize_in("batch_size", default_batch, 1, usize::MAX)?;
     let wr = || s.bool_or("with_replacement", false);
     let (batching, control_variate, dynamics, adaptive) = match name {
         "sgld" | "sgld-cv" => (
@@ -935,7 +1054,7 @@ pub fn build_chain(
                 inclusion: s.choice("dpp_weights", "inclusion", &["inclusion", "thesis"])?
                     == "inclusion",
             },
-            false,
+            s.bool_or("control_variate", true)?,
             Dynamics::Langevin,
             None,
         ),
@@ -958,4 +1077,30 @@ pub fn build_chain(
         init,
     };
     Ok(Box::new(build_sg_chain(model, &opts, config.warmup, rng)?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::auto_batch;
+
+    /// The predicted noise at the returned batch meets the target, one fewer datum does not.
+    #[test]
+    fn auto_batch_is_the_smallest_batch_meeting_the_target() {
+        let (n, m0, d, h, alpha) = (10_000usize, 100usize, 4usize, 0.2, 1.0);
+        let target = 0.4 * alpha * d as f64 / h;
+        let tr0 = 50.0 * target;
+        // without replacement: tr(m) = K (n − m)/m
+        let k = tr0 * m0 as f64 / (n - m0) as f64;
+        let tr = |m: usize| k * (n - m) as f64 / m as f64;
+        let m = auto_batch(n, m0, tr0, false, h, alpha, d);
+        assert!(tr(m) <= target * (1.0 + 1e-12) && tr(m - 1) > target, "{m}");
+        // with replacement: tr(m) = tr0·m0/m
+        let m = auto_batch(n, m0, tr0, true, h, alpha, d);
+        assert_eq!(m, 5000);
+        // noise below the target: m0; beyond n: n; n < m0: n
+        assert_eq!(auto_batch(n, m0, 0.5 * target, false, h, alpha, d), m0);
+        assert_eq!(auto_batch(n, m0, 1e6 * target, true, h, alpha, d), n);
+        assert_eq!(auto_batch(50, 50, 10.0 * target, false, h, alpha, d), 50);
+        assert_eq!(auto_batch(n, m0, f64::NAN, false, h, alpha, d), m0);
+    }
 }
