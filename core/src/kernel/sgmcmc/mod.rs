@@ -205,7 +205,8 @@ pub fn auto_batch(
     d: usize,
 ) -> usize {
     let target = 0.4 * friction * d as f64 / h; // the largest tr(Cov ĝ) that does not limit h
-    if !(tr0 > target) || !target.is_finite() || target <= 0.0 {
+    // NaN tr0 or a noise already below the target: keep m0
+    if tr0.is_nan() || tr0 <= target || !target.is_finite() || target <= 0.0 {
         return m0.min(n);
     }
     let (nf, m0f) = (n as f64, m0 as f64);
@@ -219,7 +220,7 @@ pub fn auto_batch(
         nf / (1.0 + target / k)
     };
     let m = math::ceil(m);
-    if !(m < nf) {
+    if m.is_nan() || m >= nf {
         n
     } else {
         (m as usize).clamp(m0.min(n), n)
