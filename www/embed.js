@@ -191,6 +191,7 @@ const TEMPLATE = `<style>
   tbody tr { cursor: pointer; }
   tbody tr.sel th { color: #2b6cb0; }
   .stats { margin-top: 4px; color: #2d3748; font-size: 12px; }
+  .warnings { margin: 4px 0 0; padding-left: 16px; color: #9c4221; font-size: 12px; }
   button { font: inherit; padding: 2px 10px; }
   progress { width: 110px; }
   select { font: inherit; font-size: 11px; }
@@ -205,7 +206,8 @@ const TEMPLATE = `<style>
 <div class="internals" hidden><canvas class="extra" width="526" height="70" data-testid="embed-internals"></canvas>
   <div class="cap">per iteration: <select class="extra-sel" aria-label="sampler internal"></select><span class="extra-note"></span></div></div>
 <table data-testid="embed-diagnostics"><thead><tr><th>param</th><th>mean</th><th>sd</th><th>ESS bulk</th><th>R-hat</th></tr></thead><tbody></tbody></table>
-<div class="stats" data-testid="embed-stats"></div>`;
+<div class="stats" data-testid="embed-stats"></div>
+<ul class="warnings" data-testid="embed-warnings" part="warnings" role="alert" hidden></ul>`;
 
 /**
  * `<tallmc-sampler>`: a live sampler panel.
@@ -224,7 +226,8 @@ const TEMPLATE = `<style>
  *
  * State for scripts and tests: `data-state` = idle | starting | running | done | stopped | error |
  * unavailable (the sampler is not in this build's registry); `result` (after a run: names, mean,
- * sd, essBulk, rhat, acceptance, dataFraction, extraMeans, wallMs, …); events `tallmc-done` and
+ * sd, essBulk, rhat, acceptance, dataFraction, extraMeans, wallMs, warnings — the CLI's convergence
+ * warnings, also listed under the panel —, …); events `tallmc-done` and
  * `tallmc-error`. Methods `start()` and `stop()`.
  */
 export class TallmcSampler extends HTMLElement {
@@ -237,7 +240,7 @@ export class TallmcSampler extends HTMLElement {
       button: q('button'), title: q('.title'), progress: q('progress'), status: q('.status'),
       trace: q('.trace'), dens: q('.dens'), traceCap: q('.trace-cap'), densCap: q('.dens-cap'),
       internals: q('.internals'), extra: q('.extra'), extraSel: q('.extra-sel'), extraNote: q('.extra-note'),
-      tbody: q('tbody'), stats: q('.stats'),
+      tbody: q('tbody'), stats: q('.stats'), warnings: q('.warnings'),
     };
     this.ui.button.addEventListener('click', () => (this.running ? this.stop() : this.start()));
     this.ui.extraSel.addEventListener('change', () => { if (this.run) this.run.extraAuto = false; this.render(); });
@@ -372,6 +375,7 @@ export class TallmcSampler extends HTMLElement {
       extraNames: [], chains: [], summary: null, final: false, j: -1, diagPending: false, diagLast: 0,
     };
     this.run = run;
+    this.showWarnings([]);
     this.result = null;
     run.diag = new Worker(DIAG_WORKER, { type: 'module' });
     run.diag.onmessage = (ev) => this.onDiag(run, ev.data);
@@ -380,7 +384,7 @@ export class TallmcSampler extends HTMLElement {
       const w = new Worker(WORKER, { type: 'module' });
       const ch = {
         c, w, status: 'starting', iteration: 0, total: conf.cfg.warmup + conf.draws, warmup: conf.cfg.warmup,
-        draws: [], extra: [], sign: [], n: 0, lik: 0, grad: 0, likS: 0, gradS: 0, acc: 0, accN: 0,
+        draws: [], extra: [], sign: [], n: 0, lik: 0, grad: 0, likS: 0, gradS: 0, acc: 0, accN: 0, div: 0,
         extraSum: new Float64Array(EXTRAS), signSum: 0,
       };
       run.chains.push(ch);
@@ -472,6 +476,7 @@ export class TallmcSampler extends HTMLElement {
           ch.gradS += b.gradEvals[i];
           ch.acc += b.acceptProb[i];
           ch.accN += 1;
+          ch.div += b.divergent?.[i] ?? 0;
           ch.signSum += b.sign[i] > 0 ? 1 : 0;
           if (b.extra && b.extra.length === b.n * EXTRAS) for (let k = 0; k < EXTRAS; k++) ch.extraSum[k] += b.extra[i * EXTRAS + k];
         }
@@ -529,7 +534,13 @@ export class TallmcSampler extends HTMLElement {
     if (!run.diag || (run.diagPending && !final)) return;
     run.diagPending = true;
     run.diagLast = performance.now();
-    run.diag.postMessage({ type: 'summary', id: final ? 'final' : 'live', acfParam: -1, maxLag: 0 });
+    const msg = { type: 'summary', id: final ? 'final' : 'live', acfParam: -1, maxLag: 0 };
+    if (final) {
+      // the final summary carries the CLI's convergence warnings (R-hat, ESS, divergences, stuck)
+      msg.names = run.names;
+      msg.divergent = run.chains.map((c) => c.div);
+    }
+    run.diag.postMessage(msg);
   }
 
   onDiag(run, m) {
@@ -543,8 +554,10 @@ export class TallmcSampler extends HTMLElement {
     run.summary = m.summary;
     if (m.id === 'final') {
       run.final = true;
+      run.warnings = m.warnings ?? [];
       this.cleanup(run);
       this.result = this.collect(run);
+      this.showWarnings(run.warnings);
       this.render();
       this.setState(run.okFinish ? 'done' : 'stopped');
       this.dispatchEvent(new CustomEvent('tallmc-done', { detail: this.result }));
@@ -571,8 +584,19 @@ export class TallmcSampler extends HTMLElement {
       likEvalsPerIter: accN ? likS / accN : NaN, gradEvalsPerIter: accN ? gradS / accN : NaN,
       extraMeans, tau: run.signed ? extraMeans.sign * 0.5 + 0.5 : undefined,
       iterations: run.chains.map((c) => c.iteration), draws: accN, nData: run.nData,
-      wallMs: run.end - run.started,
+      wallMs: run.end - run.started, warnings: run.warnings ?? [],
     };
+  }
+
+  /** The run's convergence warnings (the lines `tallmc run` prints), or none. */
+  showWarnings(lines) {
+    const ul = this.ui.warnings;
+    ul.replaceChildren(...lines.map((l) => {
+      const li = document.createElement('li');
+      li.textContent = `Warning: ${l}`;
+      return li;
+    }));
+    ul.hidden = lines.length === 0;
   }
 
   setupInternals(run) {

@@ -70,3 +70,60 @@ test('a converged run: no warnings', async () => {
   assert.deepEqual(web, []);
   assert.equal(hidden, true);
 });
+
+// The embedded panel (<tallmc-sampler>) shows the same lines under its table and in `result.warnings`.
+async function embed(sampler, warmup, draws) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tallmc-warn-embed-'));
+  const text = csv(500);
+  fs.writeFileSync(path.join(dir, 'data.csv'), text);
+  const args = ['run', '--data', path.join(dir, 'data.csv'), '--model', 'logistic', '--response', 'y',
+    '--sampler', sampler, '--chains', '2', '--warmup', String(warmup), '--draws', String(draws), '--seed', '3',
+    '--ksd-draws', '0', '--out', path.join(dir, 'out')];
+  const cliRun = spawnSync(CLI, args, { stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8' });
+  assert.equal(cliRun.status, 0, cliRun.stderr);
+  const cli = JSON.parse(fs.readFileSync(path.join(dir, 'out/run.json'), 'utf8')).warnings;
+  fs.rmSync(dir, { recursive: true, force: true });
+  const page = await env.browser.newPage();
+  const errors = [];
+  page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+  page.on('pageerror', (e) => errors.push(String(e)));
+  const html = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>warnings</title>
+<link rel="icon" href="data:,"><script type="module" src="/embed.js"></script></head><body>
+<tallmc-sampler id="w" model="logistic" sampler="${sampler}" data="/__test__/warn.csv" response="y"
+  chains="2" warmup="${warmup}" draws="${draws}" seed="3"></tallmc-sampler></body></html>`;
+  await page.route(`${env.url}__test__/warn.html`, (r) => r.fulfill({ contentType: 'text/html', body: html }));
+  await page.route(`${env.url}__test__/warn.csv`, (r) => r.fulfill({ contentType: 'text/csv', body: text }));
+  await page.goto(`${env.url}__test__/warn.html`);
+  await page.waitForFunction(() => document.getElementById('w').dataset.state === 'idle', null, { timeout: 30000 });
+  await page.click('#w >> [data-testid=embed-run]');
+  await page.waitForFunction(() => ['done', 'error', 'stopped'].includes(document.getElementById('w').dataset.state),
+    null, { timeout: 120000, polling: 200 });
+  const out = await page.evaluate(() => {
+    const el = document.getElementById('w');
+    const ul = el.shadowRoot.querySelector('[data-testid=embed-warnings]');
+    return {
+      state: el.dataset.state, result: el.result.warnings, hidden: ul.hidden,
+      web: [...ul.querySelectorAll('li')].map((l) => l.textContent),
+    };
+  });
+  assert.equal(out.state, 'done');
+  assert.deepEqual(errors, []);
+  await page.close();
+  return { cli, ...out };
+}
+
+test('<tallmc-sampler>: a short random-walk run lists the warnings tallmc run prints', async () => {
+  const { cli, result, web, hidden } = await embed('rwmh', 20, 60);
+  assert.ok(cli.some((w) => w.startsWith('effective sample size < 100')), JSON.stringify(cli));
+  assert.deepEqual(result, cli);
+  assert.equal(hidden, false);
+  assert.deepEqual(web, cli.map((w) => `Warning: ${w}`));
+});
+
+test('<tallmc-sampler>: a converged run lists none', async () => {
+  const { cli, result, web, hidden } = await embed('nuts', 300, 600);
+  assert.deepEqual(cli, []);
+  assert.deepEqual(result, []);
+  assert.deepEqual(web, []);
+  assert.equal(hidden, true);
+});
