@@ -12,18 +12,30 @@ use tallmc_core::chain::{run_chain, Cost, Phase};
 use tallmc_core::data::{DesignSpec, Table};
 use tallmc_core::diag;
 use tallmc_core::model::DataModel;
-use tallmc_core::registry::{build_chain, build_model, ChainConfig};
+use tallmc_core::registry::{build_model, build_reported_chain, ChainConfig};
 use tallmc_core::rng::chain_rng;
 use tallmc_core::settings::Settings;
 
-/// The real tables: (name, response column, model).
-pub const TABLES: [(&str, &str, &str); 5] = [
+/// The real tables: (name, response column, model); `dax` is a time series (its one column).
+pub const TABLES: [(&str, &str, &str); 6] = [
     ("flights", "late", "logistic"),
     ("fertility", "morekids", "logistic"),
     ("hmda", "deny", "logistic"),
     ("rwm1984", "docvis", "poisson"),
     ("cps1985", "wage", "robust"),
+    ("dax", "dax", "sv"),
 ];
+
+/// Whether `sampler` runs on `model` (the registry's routing: time-series samplers on
+/// time-series models, i.i.d. samplers on the models they list, or on all when they list none).
+pub fn runs_on(sampler: &str, model: &str) -> bool {
+    use tallmc_core::kernel::registry::series_models;
+    if tallmc_core::model::series::SERIES_MODELS.contains(&model) {
+        return series_models(sampler).contains(&model);
+    }
+    tallmc_core::registry::sampler(sampler)
+        .is_ok_and(|i| i.models.is_empty() || i.models.contains(&model))
+}
 
 /// One parameter of a reference posterior.
 #[derive(Debug, Clone)]
@@ -184,8 +196,9 @@ pub fn assess(
                         settings: &s,
                     };
                     let mut rng = chain_rng(seed, c as u64);
-                    let mut chain =
-                        build_chain(&config, model, &mut rng).map_err(|e| e.to_string())?;
+                    // as `tallmc run`: time-series models report φ, σ, τ (natural scale)
+                    let mut chain = build_reported_chain(&config, model, &mut rng)
+                        .map_err(|e| e.to_string())?;
                     let mut kept = Vec::with_capacity(draws);
                     let (samp, warm) =
                         run_chain(chain.as_mut(), &mut rng, draws, |ph, _, th, _| {
@@ -220,7 +233,7 @@ pub fn assess(
     }
     let d = model.dim();
     let mut params = Vec::with_capacity(d);
-    let names = model.param_names();
+    let names = model.reported_names();
     for j in 0..d {
         let cols: Vec<Vec<f64>> = runs
             .iter()

@@ -71,8 +71,7 @@ fn remainder_bound_holds_and_poisson_has_none() {
             let draw = |rng: &mut tallmc_core::rng::ChainRng, scale: f64, from: &[f64]| {
                 (0..d)
                     .map(|j| {
-                        from[j]
-                            + scale * cov[j * d + j].sqrt() * tallmc_core::dist::std_normal(rng)
+                        from[j] + scale * cov[j * d + j].sqrt() * tallmc_core::dist::std_normal(rng)
                     })
                     .collect::<Vec<f64>>()
             };
@@ -85,9 +84,15 @@ fn remainder_bound_holds_and_poisson_has_none() {
                 .map(|i| cv.residual(glm, &theta, &prop, i).abs())
                 .fold(0.0, f64::max);
             eprintln!("{name} rep {rep}: max |remainder| {worst:.3e}, bound {bound:.3e}");
-            assert!(worst <= bound * (1.0 + 1e-9), "{name} rep {rep}: {worst} > {bound}");
+            assert!(
+                worst <= bound * (1.0 + 1e-9),
+                "{name} rep {rep}: {worst} > {bound}"
+            );
             if spread == 1.0 {
-                assert!(bound < 100.0 * worst, "{name} rep {rep}: bound {bound} vs {worst}");
+                assert!(
+                    bound < 100.0 * worst,
+                    "{name} rep {rep}: bound {bound} vs {worst}"
+                );
             }
         }
     }

@@ -16,10 +16,12 @@
 //!   3·10⁻⁴).
 //!
 //! Every regression sampler of the registry is in [`SMALL`] (checked by
-//! `every_regression_sampler_is_covered`); the time-series samplers (`pf-sgld`, `pmmh`) have
-//! no real table here yet. `realdata_status` prints the whole grid.
+//! `every_regression_sampler_is_covered`). Time series: `pmmh` on `dax` (200 daily DAX returns,
+//! stochastic volatility) in `dax_sv_pmmh`; `pf-sgld` does not meet the bound there yet (its
+//! particle score is biased at the default N, see the issue notes). `realdata_status` prints
+//! the whole grid.
 
-use tallmc_tests::realdata::{assess, load, RealTable};
+use tallmc_tests::realdata::{assess, load, runs_on, RealTable};
 
 /// One case: sampler, warm-up, draws per chain.
 type Case = (&'static str, usize, usize);
@@ -96,8 +98,7 @@ fn check(rt: &RealTable, (sampler, warmup, draws): Case, seed: u64) -> f64 {
 fn small_table(name: &str, seed: u64) {
     let rt = load(name);
     for case in SMALL {
-        let info = tallmc_core::registry::sampler(case.0).expect("sampler");
-        if info.models.is_empty() || info.models.contains(&rt.model) {
+        if runs_on(case.0, rt.model) {
             check(&rt, case, seed);
         }
     }
@@ -171,5 +172,30 @@ fn every_regression_sampler_is_covered() {
                 info.name
             );
         }
+    }
+}
+
+/// dax (200 daily DAX log returns in percent, `sv` with its default priors): `pmmh` with
+/// defaults (`particles` = auto, about 1 000 particles here). Each iteration runs a particle
+/// filter over the whole series, so this run is short (1 000 + 3 000 per chain, ESS ≈ 220,
+/// about 90 s) and the tolerance is 4 Monte Carlo standard errors of the difference (the
+/// chain's, ref sd/√ESS, and the reference's), ≈ 0.27 sd, instead of 0.1 sd with ESS ≥ 1 000.
+/// A 2 × (2 000 + 20 000) run (`realdata_status`, 741 s) measured 0.045 sd, ESS 1 459, R-hat
+/// 1.002; with the former fixed N = 100 the chains stuck (ESS 3–7, R-hat 1.3–1.7).
+#[test]
+fn dax_sv_pmmh() {
+    let rt = load("dax");
+    let a = assess(&rt, "pmmh", &[], 2, 1000, 3000, 1).unwrap_or_else(|e| panic!("dax pmmh: {e}"));
+    eprintln!("dax pmmh: {a}");
+    assert!(a.min_ess >= 100.0, "dax pmmh: min ESS {:.0}", a.min_ess);
+    assert!(a.max_rhat < 1.05, "dax pmmh: R-hat {}", a.max_rhat);
+    for (p, r) in a.params.iter().zip(&rt.reference) {
+        let (name, _, dev_sd, _, ess) = p;
+        let se = (1.0 / ess + (r.mcse / r.sd).powi(2)).sqrt();
+        assert!(
+            *dev_sd <= 4.0 * se,
+            "dax pmmh: {name} is {dev_sd:.3} reference sd from NumPyro (4 MCSE = {:.3})",
+            4.0 * se
+        );
     }
 }

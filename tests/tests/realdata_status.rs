@@ -7,7 +7,7 @@
 //! Environment: `REALDATA_TABLES=flights,hmda` and `REALDATA_SAMPLERS=nuts,sgld` restrict the
 //! grid; `REALDATA_SET="reparam=none"` adds settings to every run (e.g. the unwhitened target).
 
-use tallmc_tests::realdata::{assess, load, TABLES};
+use tallmc_tests::realdata::{assess, load, runs_on, TABLES};
 
 /// (sampler, warm-up, draws): the lengths a user would try (the issue's, for the slow movers).
 const SAMPLERS: [(&str, usize, usize); 22] = [
@@ -31,8 +31,8 @@ const SAMPLERS: [(&str, usize, usize); 22] = [
     ("sgld-cv-ps", 2000, 20_000),
     ("asgld-cv-ps", 2000, 20_000),
     ("dpp-sgld", 1000, 5000),
-    ("pf-sgld", 0, 0),
-    ("pmmh", 0, 0),
+    ("pf-sgld", 2000, 40_000),
+    ("pmmh", 1000, 3000),
 ];
 
 #[test]
@@ -64,8 +64,7 @@ fn status() {
             {
                 continue;
             }
-            let info = tallmc_core::registry::sampler(sampler).unwrap();
-            if draws == 0 || (!info.models.is_empty() && !info.models.contains(&rt.model)) {
+            if draws == 0 || !runs_on(sampler, rt.model) {
                 continue;
             }
             match assess(&rt, sampler, &extra, 2, warmup, draws, 1) {

@@ -425,3 +425,58 @@ fn routing_between_series_and_iid_models() {
         run(m, "pmmh", &["particles=20"], 10, 20, 2);
     }
 }
+
+/// `pmmh` with `particles` = auto (the default with the particle likelihood): N is chosen so
+/// that the predicted Var log p̂ is about 1 (the recommendation the chain is tuned to), at the
+/// start and again at the warm-up midpoint; the measured variance at the chosen N, from
+/// independent filter runs here, is within a factor 3 of 1; the tuning's filter runs are
+/// counted (set-up cost > 0, more than one run's worth); `particles=auto` may be written; an
+/// explicit N is kept.
+#[test]
+fn pmmh_automatic_particles_target_unit_log_lik_variance() {
+    use tallmc_core::ssm::pf::{ParticleFilter, PfConfig, Proposal};
+    use tallmc_core::ssm::resample::Resampling;
+    let t = 400;
+    let table = series("sv", t, 11);
+    let model = build_model("sv", &table, &spec(), &Settings::new()).unwrap();
+    let resolved = |c: &dyn tallmc_core::chain::Chain, k: &str| {
+        c.resolved().iter().find(|(key, _)| *key == k).map(|p| p.1)
+    };
+    for pairs in [&[][..], &["particles=auto"][..]] {
+        let s = settings(pairs);
+        let config = ChainConfig {
+            sampler: "pmmh",
+            warmup: 200,
+            settings: &s,
+        };
+        let mut rng = chain_rng(5, 0);
+        let mut chain = build_chain(&config, model.clone(), &mut rng).unwrap();
+        assert!(chain.setup_cost().lik_evals > (t * 100) as u64, "tuning runs counted");
+        run_chain(chain.as_mut(), &mut rng, 10, |_, _, _, _| {});
+        let n = resolved(chain.as_ref(), "particles").expect("particles resolved") as usize;
+        let predicted = resolved(chain.as_ref(), "log_lik_var").expect("variance resolved");
+        assert!(n >= 100, "{pairs:?}: N = {n}");
+        // measure Var log p̂ at the chain's position with N particles
+        let theta = chain.position().to_vec();
+        let series = model.as_series().unwrap();
+        let cfg = PfConfig::new(n, Proposal::Optimal, Resampling::Systematic, 0.5).unwrap();
+        let mut pf = ParticleFilter::new(cfg).unwrap();
+        let lls: Vec<f64> = (0..40)
+            .map(|_| pf.run(series.ssm(), &theta, series.y(), None, &mut rng).unwrap().log_lik)
+            .collect();
+        let m = mean(&lls);
+        let var = lls.iter().map(|v| (v - m) * (v - m)).sum::<f64>() / 39.0;
+        eprintln!("{pairs:?}: N = {n}, predicted Var log p̂ {predicted:.2}, measured {var:.2}");
+        assert!((1.0 / 3.0..=3.0).contains(&var), "{pairs:?}: Var log p̂ {var} at N = {n}");
+    }
+    let s = settings(&["particles=100"]);
+    let config = ChainConfig {
+        sampler: "pmmh",
+        warmup: 200,
+        settings: &s,
+    };
+    let mut rng = chain_rng(5, 0);
+    let mut chain = build_chain(&config, model.clone(), &mut rng).unwrap();
+    run_chain(chain.as_mut(), &mut rng, 10, |_, _, _, _| {});
+    assert_eq!(resolved(chain.as_ref(), "particles"), Some(100.0));
+}

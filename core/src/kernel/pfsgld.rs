@@ -422,7 +422,10 @@ pub(crate) fn filter_settings(
     default_particles: usize,
     default_threshold: f64,
 ) -> Result<PfConfig, Error> {
-    let particles = s.usize_in("particles", default_particles, 1, MAX_PARTICLES)?;
+    // `auto` is the sampler's own choice (pmmh tunes it; elsewhere the default)
+    let particles = s
+        .usize_or_auto("particles", 1, MAX_PARTICLES)?
+        .unwrap_or(default_particles);
     let proposal = Proposal::from_name(s.choice("proposal", "optimal", &Proposal::NAMES)?)?;
     let resampling = Resampling::from_name(s.choice(
         "resampling",

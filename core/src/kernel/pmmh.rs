@@ -19,6 +19,17 @@
 //! its midpoint. Everything is frozen after warm-up. A fixed `step_size` gives the proposal
 //! N(θ, ε²I) with no adaptation.
 //!
+//! Particles (`particles` = auto, the default with the particle likelihood): the chain starts
+//! with [`AUTO_PARTICLES_START`] particles, estimates Var log p̂ at its position from
+//! [`AUTO_PARTICLES_RUNS`] independent filter runs, and sets N ← ⌈N·Var/[`AUTO_LOG_LIK_VAR`]⌉
+//! (Var log p̂ ∝ 1/N), once at the start (at most [`AUTO_PARTICLES_START_MAX`]) and again at
+//! the warm-up midpoint, when the chain is in the posterior (at most [`AUTO_PARTICLES_MAX`]);
+//! the current state's estimate is then recomputed with the new N. N is fixed after warm-up,
+//! so the pseudo-marginal chain is exact. The target Var log p̂ ≈ 1 is the recommendation of
+//! Doucet, Pitt, Deligiannidis & Kohn (2015, Biometrika) and Sherlock et al. (2015): with a
+//! fixed N = 100 on 500 real daily returns (`dax`) Var log p̂ was far above it and the chains
+//! stuck (ESS 3–7 in 2 × 2 000 draws, R-hat 1.3–1.7).
+//!
 //! # Cost
 //! A particle run is N·T per-datum evaluations (one observation or predictive density per
 //! particle and time point), a Kalman run T; counted in `lik_evals`. No gradients.
@@ -49,6 +60,19 @@ use super::pfsgld::{
     p_ess_threshold, p_particles, particle_or_kalman, series_of, start_point, WindowTrace, P_INIT,
     P_PROPOSAL, P_RESAMPLING,
 };
+use crate::chain::Cost;
+
+/// Particles of the first filter runs with `particles` = auto.
+pub const AUTO_PARTICLES_START: usize = 100;
+/// Largest N chosen at the start (the start may be far from the posterior, where Var log p̂
+/// is large).
+pub const AUTO_PARTICLES_START_MAX: usize = 2_000;
+/// Largest N chosen at the warm-up midpoint.
+pub const AUTO_PARTICLES_MAX: usize = 20_000;
+/// Target Var log p̂ of the automatic N.
+pub const AUTO_LOG_LIK_VAR: f64 = 1.0;
+/// Filter runs behind each variance estimate.
+pub const AUTO_PARTICLES_RUNS: usize = 12;
 
 /// Registry entry of `pmmh`.
 pub const PMMH_INFO: SamplerInfo = SamplerInfo {
@@ -81,7 +105,7 @@ pub const PMMH_INFO: SamplerInfo = SamplerInfo {
             description: "particle (unbiased estimate, every model) or kalman (exact, lgssm only)",
             kind: ParamKind::Choice(&["particle", "kalman"]),
         },
-        p_particles(100),
+        p_particles(0),
         P_PROPOSAL,
         P_RESAMPLING,
         p_ess_threshold(0.5),
@@ -120,11 +144,19 @@ pub struct PmmhChain {
     cur_ess: Vec<f64>,
     /// ESS path of the last filter run (the proposal's, until accepted).
     last_ess: Vec<f64>,
+    /// `particles` = auto: N is tuned at the start and at the warm-up midpoint.
+    auto_particles: bool,
+    /// Var log p̂ predicted at the N chosen by the last tuning (NaN before any).
+    log_lik_var: f64,
+    /// Evaluations spent at construction (start point, particle tuning).
+    setup: Cost,
 }
 
 impl PmmhChain {
     /// A chain on `model` at `theta`; `step_size` NaN = adapted. Errors when the likelihood at
     /// `theta` is not finite.
+    ///
+    /// `filter.particles` = 0 selects the automatic N (module docs).
     pub fn new(
         model: SeriesModel,
         filter: Option<PfConfig>,
@@ -134,6 +166,15 @@ impl PmmhChain {
         warmup: usize,
         rng: &mut ChainRng,
     ) -> Result<Self, Error> {
+        let auto_particles = filter.as_ref().is_some_and(|f| f.particles == 0);
+        let filter = filter.map(|f| PfConfig {
+            particles: if f.particles == 0 {
+                AUTO_PARTICLES_START
+            } else {
+                f.particles
+            },
+            ..f
+        });
         let p = model.ssm().dim();
         if theta.len() != p {
             return Err(Error::Dimension {
@@ -198,16 +239,79 @@ impl PmmhChain {
             w_m2: vec![0.0; p],
             cur_ess: Vec::new(),
             last_ess: Vec::new(),
+            auto_particles,
+            log_lik_var: f64::NAN,
+            setup: Cost::default(),
         };
         let th = chain.theta.clone();
-        let (lp, ll, _) = chain.evaluate(&th, rng);
+        let (lp, ll, c) = chain.evaluate(&th, rng);
+        chain.setup.lik_evals += c;
         core::mem::swap(&mut chain.cur_ess, &mut chain.last_ess);
         if !(lp.is_finite() && ll.is_finite()) {
             return Err(Error::NonFiniteStart);
         }
         chain.log_prior = lp;
         chain.log_lik = ll;
+        if auto_particles {
+            let c = chain.tune_particles(AUTO_PARTICLES_START_MAX, rng);
+            chain.setup.lik_evals += c;
+        }
         Ok(chain)
+    }
+
+    /// `particles` = auto: measure Var log p̂ at the current position with the current N, set
+    /// N ← clamp(⌈N·Var/[`AUTO_LOG_LIK_VAR`]⌉, [`AUTO_PARTICLES_START`], `max`) and recompute
+    /// the current state's estimate with it. Returns the evaluations spent.
+    fn tune_particles(&mut self, max: usize, rng: &mut ChainRng) -> u64 {
+        let n0 = self.particles();
+        if n0 == 0 {
+            return 0;
+        }
+        let th = self.theta.clone();
+        let mut cost = 0u64;
+        let mut lls = Vec::with_capacity(AUTO_PARTICLES_RUNS);
+        for _ in 0..AUTO_PARTICLES_RUNS {
+            let (_, ll, c) = self.evaluate(&th, rng);
+            cost += c;
+            if ll.is_finite() {
+                lls.push(ll);
+            }
+        }
+        // a run that failed outright counts as infinite variance
+        let var = if lls.len() < 2 || lls.len() < AUTO_PARTICLES_RUNS {
+            f64::INFINITY
+        } else {
+            let m = lls.iter().sum::<f64>() / lls.len() as f64;
+            lls.iter().map(|v| (v - m) * (v - m)).sum::<f64>() / (lls.len() - 1) as f64
+        };
+        let want = n0 as f64 * var / AUTO_LOG_LIK_VAR;
+        let n = if want.is_nan() || want >= max as f64 {
+            max
+        } else {
+            (math::ceil(want) as usize).clamp(AUTO_PARTICLES_START, max)
+        };
+        // the variance predicted at the chosen N (Var log p̂ ∝ 1/N)
+        self.log_lik_var = var * n0 as f64 / n as f64;
+        if let Likelihood::Particle(pf) = &mut self.lik {
+            if n != n0 {
+                let cfg = PfConfig {
+                    particles: n,
+                    ..*pf.config()
+                };
+                if let Ok(f) = ParticleFilter::new(cfg) {
+                    **pf = f;
+                }
+            }
+        }
+        // a fresh estimate at the (possibly new) N for the current state
+        let (lp, ll, c) = self.evaluate(&th, rng);
+        cost += c;
+        if lp.is_finite() && ll.is_finite() {
+            self.log_prior = lp;
+            self.log_lik = ll;
+            core::mem::swap(&mut self.cur_ess, &mut self.last_ess);
+        }
+        cost
     }
 
     /// (log prior, log-likelihood estimate, cost) at `theta`; updates the ESS path.
@@ -248,9 +352,15 @@ impl PmmhChain {
         }
     }
 
-    fn adapt_step(&mut self, accept: f64) {
+    /// Warm-up adaptation after a step; returns the evaluations spent (particle tuning at the
+    /// midpoint).
+    fn adapt_step(&mut self, accept: f64, rng: &mut ChainRng) -> u64 {
+        let mut cost = 0;
+        if self.auto_particles && self.warmup >= 2 && self.iter == self.warmup / 2 {
+            cost += self.tune_particles(AUTO_PARTICLES_MAX, rng);
+        }
         if !self.adapt || self.iter > self.warmup {
-            return;
+            return cost;
         }
         let k = self.iter as f64;
         self.log_eps += (accept - self.target) / math::pow(k + 1.0, 0.6);
@@ -274,6 +384,7 @@ impl PmmhChain {
                 self.log_eps = math::ln(2.38 / math::sqrt(self.theta.len() as f64));
             }
         }
+        cost
     }
 }
 
@@ -317,7 +428,7 @@ impl Chain for PmmhChain {
             self.log_lik = ll;
             core::mem::swap(&mut self.cur_ess, &mut self.last_ess);
         }
-        self.adapt_step(accept);
+        info.lik_evals += self.adapt_step(accept, rng);
         info.energy = -(self.log_prior + self.log_lik);
         let (emin, emean, rate) = if self.cur_ess.is_empty() {
             (f64::NAN, f64::NAN, f64::NAN)
@@ -356,10 +467,20 @@ impl Chain for PmmhChain {
         self.warmup
     }
     fn resolved(&self) -> Vec<(&'static str, f64)> {
-        vec![
+        let mut r = vec![
             ("step_size", math::exp(self.log_eps)),
             ("target_accept", self.target),
-        ]
+        ];
+        if matches!(self.lik, Likelihood::Particle(_)) {
+            r.push(("particles", self.particles() as f64));
+            if self.log_lik_var.is_finite() {
+                r.push(("log_lik_var", self.log_lik_var));
+            }
+        }
+        r
+    }
+    fn setup_cost(&self) -> Cost {
+        self.setup
     }
     fn window_trace(&self) -> Option<WindowTrace> {
         let t = self.model.y().len();
@@ -389,7 +510,13 @@ pub fn build_chain(
         None | Some("auto") | Some("nan") | Some("NaN") => f64::NAN,
         Some(_) => s.f64_in("target_accept", 0.234, 0.01, 0.99)?,
     };
-    let filter = particle_or_kalman(s, "likelihood", 100, 0.5)?;
+    // particles = auto (absent or `auto`): tuned by the chain (module docs)
+    let auto = matches!(s.get_str("particles"), None | Some("auto"));
+    let filter = particle_or_kalman(s, "likelihood", AUTO_PARTICLES_START, 0.5)?;
+    let filter = match filter {
+        Some(f) if auto => Some(PfConfig { particles: 0, ..f }),
+        f => f,
+    };
     let init = s.choice("init", "model", &["model", "zero", "random"])?;
     s.check_all_used()?;
     let theta = start_point(series, init, rng)?;

@@ -205,7 +205,7 @@ pub fn auto_batch(
     d: usize,
 ) -> usize {
     let target = 0.4 * friction * d as f64 / h; // the largest tr(Cov ĝ) that does not limit h
-    // NaN tr0 or a noise already below the target: keep m0
+                                                // NaN tr0 or a noise already below the target: keep m0
     if tr0.is_nan() || tr0 <= target || !target.is_finite() || target <= 0.0 {
         return m0.min(n);
     }
