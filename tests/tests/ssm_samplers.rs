@@ -451,7 +451,10 @@ fn pmmh_automatic_particles_target_unit_log_lik_variance() {
         };
         let mut rng = chain_rng(5, 0);
         let mut chain = build_chain(&config, model.clone(), &mut rng).unwrap();
-        assert!(chain.setup_cost().lik_evals > (t * 100) as u64, "tuning runs counted");
+        assert!(
+            chain.setup_cost().lik_evals > (t * 100) as u64,
+            "tuning runs counted"
+        );
         run_chain(chain.as_mut(), &mut rng, 10, |_, _, _, _| {});
         let n = resolved(chain.as_ref(), "particles").expect("particles resolved") as usize;
         let predicted = resolved(chain.as_ref(), "log_lik_var").expect("variance resolved");
@@ -462,12 +465,19 @@ fn pmmh_automatic_particles_target_unit_log_lik_variance() {
         let cfg = PfConfig::new(n, Proposal::Optimal, Resampling::Systematic, 0.5).unwrap();
         let mut pf = ParticleFilter::new(cfg).unwrap();
         let lls: Vec<f64> = (0..40)
-            .map(|_| pf.run(series.ssm(), &theta, series.y(), None, &mut rng).unwrap().log_lik)
+            .map(|_| {
+                pf.run(series.ssm(), &theta, series.y(), None, &mut rng)
+                    .unwrap()
+                    .log_lik
+            })
             .collect();
         let m = mean(&lls);
         let var = lls.iter().map(|v| (v - m) * (v - m)).sum::<f64>() / 39.0;
         eprintln!("{pairs:?}: N = {n}, predicted Var log p̂ {predicted:.2}, measured {var:.2}");
-        assert!((1.0 / 3.0..=3.0).contains(&var), "{pairs:?}: Var log p̂ {var} at N = {n}");
+        assert!(
+            (1.0 / 3.0..=3.0).contains(&var),
+            "{pairs:?}: Var log p̂ {var} at N = {n}"
+        );
     }
     let s = settings(&["particles=100"]);
     let config = ChainConfig {
