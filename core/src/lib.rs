@@ -19,6 +19,7 @@ extern crate std;
 
 pub mod adapt;
 pub mod chain;
+pub mod cost;
 pub mod data;
 pub mod diag;
 pub mod dist;
@@ -32,6 +33,8 @@ pub mod optim;
 pub mod parallel;
 pub mod registry;
 pub mod rng;
+pub mod sampler;
+pub mod schema;
 pub mod settings;
 pub mod simulate;
 pub mod ssm;

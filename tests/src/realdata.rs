@@ -29,7 +29,7 @@ pub const TABLES: [(&str, &str, &str); 6] = [
 /// Whether `sampler` runs on `model` (the registry's routing: time-series samplers on
 /// time-series models, i.i.d. samplers on the models they list, or on all when they list none).
 pub fn runs_on(sampler: &str, model: &str) -> bool {
-    use tallmc_core::kernel::registry::series_models;
+    use tallmc_core::registry::series_models;
     if tallmc_core::model::series::SERIES_MODELS.contains(&model) {
         return series_models(sampler).contains(&model);
     }

@@ -46,7 +46,7 @@ pub fn samplers_json() -> Value {
                     "exact": s.exact,
                     "signed": s.signed,
                     "models": s.models,
-                    "series_models": tallmc_core::kernel::registry::series_models(s.name),
+                    "series_models": tallmc_core::registry::series_models(s.name),
                     "params": s.params.iter().map(param_json).collect::<Vec<_>>(),
                 })
             })

@@ -10,7 +10,7 @@
 
 use super::leapfrog::{leapfrog, PhasePoint};
 use super::{accept_prob, Adaptable, Kernel, Metric, StepInfo, Tunable};
-use crate::chain::Cost;
+use crate::cost::Cost;
 use crate::error::Error;
 use crate::model::LogDensity;
 use crate::rng::{uniform, Rng};

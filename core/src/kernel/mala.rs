@@ -10,7 +10,7 @@
 //! their discrete approximations. Bernoulli 2(4). Roberts & Rosenthal (1998), optimal acceptance 0.574.
 
 use super::{accept_prob, Adaptable, HasPosition, Kernel, Metric, StepInfo, Tunable};
-use crate::chain::Cost;
+use crate::cost::Cost;
 use crate::dist;
 use crate::error::Error;
 use crate::model::LogDensity;

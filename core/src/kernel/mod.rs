@@ -5,23 +5,19 @@
 //! validates and returns an error; `step` never fails: a non-finite energy is a rejected,
 //! divergent step. Each step reports its cost in per-datum evaluations.
 
+pub use crate::cost::Cost;
 use crate::error::Error;
 use crate::rng::Rng;
 
 pub mod hmc;
 pub mod hmcecs;
-pub mod hmcecs_chain;
 pub mod leapfrog;
 pub mod mala;
 pub mod metric;
 pub mod minibatch_mh;
 pub mod nuts;
-pub mod pfsgld;
-pub mod pmmh;
 pub mod qnhmc;
-pub mod registry;
 pub mod rwmh;
-pub mod sgmcmc;
 pub mod smh;
 pub use hmc::Hmc;
 pub use mala::Mala;
@@ -29,7 +25,6 @@ pub use metric::Metric;
 pub use nuts::Nuts;
 pub use rwmh::Rwmh;
 
-use crate::chain::Cost;
 use alloc::vec::Vec;
 
 /// What one step did. A small `Copy` record; the chain driver writes it to `stats.csv`.
@@ -55,6 +50,16 @@ pub struct StepInfo {
     pub sign: f64,
     /// Kernel-specific extras, named by the chain's `extra_names()` (σ̂², batch size, tree depth, ...).
     pub extra: [f64; 4],
+}
+
+impl StepInfo {
+    /// This step's evaluations as a [`Cost`].
+    pub fn cost(&self) -> Cost {
+        Cost {
+            lik_evals: self.lik_evals,
+            grad_evals: self.grad_evals,
+        }
+    }
 }
 
 impl Default for StepInfo {
@@ -102,7 +107,7 @@ pub trait Tunable {
     fn set_metric(&mut self, metric: Metric);
 }
 
-/// Kernels that warm-up adaptation ([`crate::adapt::AdaptiveChain`]) can drive.
+/// Kernels that warm-up adaptation ([`crate::sampler::AdaptiveChain`]) can drive.
 pub trait Adaptable<T: ?Sized>: Kernel<T> + Tunable {
     /// Acceptance probability of one cheap trial move from `state` with step size `eps`
     /// (one leapfrog step for Hamiltonian kernels, one proposal for MH kernels), leaving `state`

@@ -18,7 +18,7 @@
 use super::hmc::{init_point, probe_one_leapfrog, MAX_ENERGY_ERROR};
 use super::leapfrog::{leapfrog, PhasePoint};
 use super::{Adaptable, Kernel, Metric, StepInfo, Tunable};
-use crate::chain::Cost;
+use crate::cost::Cost;
 use crate::error::Error;
 use crate::math;
 use crate::model::LogDensity;

@@ -9,7 +9,7 @@
 //! random walk Metropolis algorithms. Ann. Appl. Probab. 7(1) (optimal acceptance 0.234).
 
 use super::{accept_prob, Adaptable, HasPosition, Kernel, Metric, StepInfo, Tunable};
-use crate::chain::Cost;
+use crate::cost::Cost;
 use crate::dist;
 use crate::error::Error;
 use crate::model::LogDensity;

@@ -17,8 +17,8 @@
 //!
 //! Subsampling samplers (`sgld`, `smh-1`, `hmc-ecs`, ...) assume exchangeable data and are
 //! refused on every time-series model ([`DataModel::as_series`] tells them apart); the samplers
-//! built for time series are `pf-sgld` and `pmmh` ([`crate::kernel::pfsgld`],
-//! [`crate::kernel::pmmh`]).
+//! built for time series are `pf-sgld` and `pmmh` ([`crate::sampler::pfsgld`],
+//! [`crate::sampler::pmmh`]).
 
 use crate::data::Table;
 use crate::error::Error;

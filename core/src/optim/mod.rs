@@ -24,7 +24,7 @@ mod objective;
 pub use lbfgs::{lbfgs_maximize, LbfgsOptions, LbfgsResult};
 pub use newton::{find_mode, find_mode_subset};
 
-use crate::chain::Cost;
+use crate::cost::Cost;
 use crate::error::Error;
 use crate::linalg::Cholesky;
 use crate::settings::Settings;

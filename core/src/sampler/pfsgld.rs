@@ -34,14 +34,15 @@
 
 use crate::chain::Chain;
 use crate::error::Error;
-use crate::kernel::sgmcmc::StepSchedule;
+use crate::sampler::sgmcmc::StepSchedule;
 use crate::kernel::StepInfo;
 use crate::math;
 use crate::model::SeriesModel;
-use crate::registry::{ChainConfig, ParamKind, ParamSpec, SamplerInfo};
+use crate::schema::{ChainConfig, ParamKind, ParamSpec, SamplerInfo};
 use crate::rng::{uniform, ChainRng};
 use crate::settings::Settings;
 use crate::ssm::buffered::{self, BufferConfig, BufferedGradient, Window};
+pub use crate::ssm::buffered::WindowTrace;
 use crate::ssm::pf::{PfConfig, Proposal, MAX_PARTICLES};
 use crate::ssm::resample::Resampling;
 use alloc::boxed::Box;
@@ -198,18 +199,6 @@ pub struct PfSgldOptions {
     pub window: BufferConfig,
     /// Particle filter settings; `None` = Kalman gradient (`lgssm` only).
     pub filter: Option<PfConfig>,
-}
-
-/// The filter's view of the last window, for plots: where it was and the ESS path over it
-/// (`pmmh`: the whole series, S = S* = 1..T).
-#[derive(Debug, Clone, PartialEq)]
-pub struct WindowTrace {
-    /// The window (0-based half-open ranges into y).
-    pub window: Window,
-    /// ESS after weighting at each time point of S* (empty for the Kalman gradient).
-    pub ess: Vec<f64>,
-    /// Particles N (0 for the Kalman gradient).
-    pub particles: usize,
 }
 
 /// A buffered PF-SGLD chain.

@@ -2,12 +2,12 @@
 //! (`rwmh`, `mala`, `hmc`, `nuts`), each wrapped in an [`AdaptiveChain`] over the full-data
 //! posterior.
 
-use crate::adapt::{AdaptConfig, AdaptiveChain, MetricAdaptation};
+use crate::sampler::{AdaptConfig, AdaptiveChain, MetricAdaptation};
 use crate::chain::Chain;
 use crate::error::Error;
 use crate::kernel::{Adaptable, Hmc, Mala, Metric, Nuts, Rwmh};
 use crate::model::{DataModel, FullData};
-use crate::registry::{ChainConfig, ParamKind, ParamSpec, SamplerInfo};
+use crate::schema::{ChainConfig, ParamKind, ParamSpec, SamplerInfo};
 use crate::rng::{uniform, ChainRng};
 use crate::settings::Settings;
 use alloc::boxed::Box;
@@ -139,24 +139,24 @@ pub static SAMPLERS: &[SamplerInfo] = &[
             MAX_DEPTH,
         ],
     },
-    crate::kernel::hmcecs_chain::HMC_ECS_INFO,
-    crate::kernel::hmcecs_chain::HMC_ECS_SIGNED_INFO,
-    crate::kernel::smh::SMH_1_INFO,
-    crate::kernel::smh::SMH_2_INFO,
-    crate::kernel::minibatch_mh::MH_MINIBATCH_INFO,
-    crate::kernel::minibatch_mh::baselines::AUSTERE_MH_INFO,
-    crate::kernel::minibatch_mh::baselines::MH_SUBLHD_INFO,
-    crate::kernel::sgmcmc::SGLD_INFO,
-    crate::kernel::sgmcmc::SGLD_CV_INFO,
-    crate::kernel::sgmcmc::SGHMC_INFO,
-    crate::kernel::sgmcmc::SGNHT_INFO,
-    crate::kernel::sgmcmc::SGLD_PS_INFO,
-    crate::kernel::sgmcmc::SGLD_CV_PS_INFO,
-    crate::kernel::sgmcmc::ASGLD_CV_PS_INFO,
-    crate::kernel::sgmcmc::DPP_SGLD_INFO,
-    crate::kernel::qnhmc::QNHMC_INFO,
-    crate::kernel::pfsgld::PF_SGLD_INFO,
-    crate::kernel::pmmh::PMMH_INFO,
+    crate::sampler::hmcecs::HMC_ECS_INFO,
+    crate::sampler::hmcecs::HMC_ECS_SIGNED_INFO,
+    crate::sampler::smh::SMH_1_INFO,
+    crate::sampler::smh::SMH_2_INFO,
+    crate::sampler::minibatch_mh::MH_MINIBATCH_INFO,
+    crate::sampler::minibatch_mh::baselines::AUSTERE_MH_INFO,
+    crate::sampler::minibatch_mh::baselines::MH_SUBLHD_INFO,
+    crate::sampler::sgmcmc::SGLD_INFO,
+    crate::sampler::sgmcmc::SGLD_CV_INFO,
+    crate::sampler::sgmcmc::SGHMC_INFO,
+    crate::sampler::sgmcmc::SGNHT_INFO,
+    crate::sampler::sgmcmc::SGLD_PS_INFO,
+    crate::sampler::sgmcmc::SGLD_CV_PS_INFO,
+    crate::sampler::sgmcmc::ASGLD_CV_PS_INFO,
+    crate::sampler::sgmcmc::DPP_SGLD_INFO,
+    crate::sampler::qnhmc::QNHMC_INFO,
+    crate::sampler::pfsgld::PF_SGLD_INFO,
+    crate::sampler::pmmh::PMMH_INFO,
 ];
 
 /// Exact samplers that run on a time-series model with an exact likelihood (`lgssm`, Kalman).
@@ -182,14 +182,14 @@ fn route_series(
 ) -> Option<Result<Box<dyn Chain>, Error>> {
     match config.sampler {
         "pf-sgld" => {
-            return Some(crate::kernel::pfsgld::build_chain(
+            return Some(crate::sampler::pfsgld::build_chain(
                 config,
                 model.as_ref(),
                 rng,
             ))
         }
         "pmmh" => {
-            return Some(crate::kernel::pmmh::build_chain(
+            return Some(crate::sampler::pmmh::build_chain(
                 config,
                 model.as_ref(),
                 rng,
@@ -328,22 +328,22 @@ pub fn build(
     }
     if let "hmc-ecs" | "hmc-ecs-signed" = config.sampler {
         let signed = config.sampler == "hmc-ecs-signed";
-        return crate::kernel::hmcecs_chain::build_chain(config, model, rng, signed);
+        return crate::sampler::hmcecs::build_chain(config, model, rng, signed);
     }
     if let "smh-1" | "smh-2" = config.sampler {
-        return crate::kernel::smh::build_chain(config, model);
+        return crate::sampler::smh::build_chain(config, model);
     }
     if config.sampler == "mh-minibatch" {
-        return crate::kernel::minibatch_mh::build_chain(config, model, rng);
+        return crate::sampler::minibatch_mh::build_chain(config, model, rng);
     }
     if let "austere-mh" | "mh-sublhd" = config.sampler {
-        return crate::kernel::minibatch_mh::baselines::build_chain(config, model, rng);
+        return crate::sampler::minibatch_mh::baselines::build_chain(config, model, rng);
     }
     if config.sampler == "qnhmc" {
-        return crate::kernel::qnhmc::build_chain(config, model, rng);
+        return crate::sampler::qnhmc::build_chain(config, model, rng);
     }
-    if crate::kernel::sgmcmc::is_sg_sampler(config.sampler) {
-        return crate::kernel::sgmcmc::build_chain(config, model, rng);
+    if crate::sampler::sgmcmc::is_sg_sampler(config.sampler) {
+        return crate::sampler::sgmcmc::build_chain(config, model, rng);
     }
     let accept = match config.sampler {
         "rwmh" => 0.234,

@@ -24,8 +24,8 @@
 //! ## References
 //! Dang et al. (2019), JMLR 20(100), §6.3; Hoffman & Gelman (2014), JMLR 15, Algorithm 5.
 
-use super::hmcecs::{EcsEstimator, HmcEcs, HmcEcsState};
-use super::{Kernel, Metric, StepInfo};
+use crate::kernel::hmcecs::{EcsEstimator, HmcEcs, HmcEcsState};
+use crate::kernel::{Kernel, Metric, StepInfo};
 use crate::adapt::dual_averaging::DualAveraging;
 use crate::chain::{Chain, Cost};
 use crate::error::Error;
@@ -33,7 +33,7 @@ use crate::estimator::{BlockPoisson, ControlVariates, DiffEstimator};
 use crate::linalg::Cholesky;
 use crate::math;
 use crate::model::DataModel;
-use crate::registry::{ChainConfig, ParamKind, ParamSpec, SamplerInfo};
+use crate::schema::{ChainConfig, ParamKind, ParamSpec, SamplerInfo};
 use crate::rng::{uniform_index, ChainRng};
 use crate::settings::Settings;
 use alloc::boxed::Box;
@@ -844,7 +844,7 @@ impl EcsChain {
     }
 
     fn state_position(&self) -> &[f64] {
-        use super::HasPosition;
+        use crate::kernel::HasPosition;
         self.state.position()
     }
 

@@ -46,7 +46,7 @@ use crate::error::Error;
 use crate::kernel::StepInfo;
 use crate::math;
 use crate::model::SeriesModel;
-use crate::registry::{ChainConfig, ParamKind, ParamSpec, SamplerInfo};
+use crate::schema::{ChainConfig, ParamKind, ParamSpec, SamplerInfo};
 use crate::rng::{uniform, ChainRng};
 use crate::ssm::buffered::Window;
 use crate::ssm::kalman;
@@ -60,7 +60,7 @@ use super::pfsgld::{
     p_ess_threshold, p_particles, particle_or_kalman, series_of, start_point, WindowTrace, P_INIT,
     P_PROPOSAL, P_RESAMPLING,
 };
-use crate::chain::Cost;
+use crate::cost::Cost;
 
 /// Particles of the first filter runs with `particles` = auto.
 pub const AUTO_PARTICLES_START: usize = 100;

@@ -11,7 +11,9 @@
 //! ## References
 //! Stan Reference Manual, "HMC algorithm parameters"; Hoffman & Gelman (2014), JMLR 15.
 
-use super::{find_reasonable_step_size, DualAveraging, WelfordCov, WelfordVar, WindowSchedule};
+use crate::adapt::{
+    find_reasonable_step_size, DualAveraging, WelfordCov, WelfordVar, WindowSchedule,
+};
 use crate::chain::{Chain, Cost};
 use crate::error::Error;
 use crate::kernel::{Adaptable, HasPosition, Metric, StepInfo};

@@ -56,7 +56,7 @@
 //!
 //! Cost: a step evaluates m per-datum gradients, naive or control variate: the control variate
 //! stores ∇ℓᵢ(θ̂) for all i at set-up (spec 003 §2.3 step 2; n·d floats), falling back to
-//! recomputing them, 2m per step, only when n·d > [`estimator::CV_STORE_MAX`]. A
+//! recomputing them, 2m per step, only when n·d > [`gradient::CV_STORE_MAX`]. A
 //! value-and-gradient call counts in both `lik_evals` and `grad_evals`. Mode finding,
 //! the full-data gradient at θ̂ (one pass, which also fills the store), preferential weights
 //! (one pass) and the adaptive batch size's pilot chains are reported as
@@ -64,7 +64,7 @@
 //!
 //! Batch sizes (checked by [`build_sg_chain`], errors rather than panics): uniform without
 //! replacement is clamped to n; with replacement (uniform or preferential) m ≤
-//! [`estimator::MAX_BATCH_FACTOR`]·n is required; a k-DPP's k is clamped to n and k·n ≤
+//! [`gradient::MAX_BATCH_FACTOR`]·n is required; a k-DPP's k is clamped to n and k·n ≤
 //! [`DPP_MAX_KN`] is required (a draw keeps about 2k vectors of length n). The k-DPP's own work (a p × p
 //! eigendecomposition at set-up and O(n k (k + p)) flops per draw, p = d + 1) touches no
 //! likelihood and is not counted. None of these samplers is exact: there is no Metropolis
@@ -81,12 +81,11 @@
 //! (2011), *k-DPPs: fixed-size determinantal point processes*, ICML.
 
 pub mod chain;
-pub mod dpp;
-pub mod estimator;
 
 pub use chain::{AdaptiveBatch, Dynamics, SgChain, StepSchedule};
-pub use dpp::KDpp;
-pub use estimator::{GradientEstimator, Subsampler};
+pub use crate::estimator::dpp::KDpp;
+pub use crate::estimator::gradient::{GradientEstimator, Subsampler};
+use crate::estimator::gradient;
 
 use crate::chain::{Chain, Cost};
 use crate::dist::{AliasTable, IndexSampler};
@@ -94,7 +93,7 @@ use crate::error::Error;
 use crate::math;
 use crate::model::DataModel;
 use crate::optim::{find_mode, ModeOptions, ModeResult};
-use crate::registry::{ChainConfig, ParamKind, ParamSpec, SamplerInfo};
+use crate::schema::{ChainConfig, ParamKind, ParamSpec, SamplerInfo};
 use crate::rng::{uniform, ChainRng};
 use alloc::boxed::Box;
 use alloc::sync::Arc;
@@ -242,9 +241,7 @@ fn auto_step(
     Ok((h_curv.min(noise_step(friction, mode.len(), tr_bw)), cost))
 }
 
-/// Largest k·n of a `dpp-sgld` chain: each k-DPP draw keeps about 2k work vectors of length n
-/// (5·10⁷ → 800 MB), and costs O(n k (k + d)) flops.
-pub const DPP_MAX_KN: usize = 50_000_000;
+pub use crate::estimator::dpp::DPP_MAX_KN;
 
 /// Default number of ASGLD pilot chains (thesis §4.5.3: 10).
 pub const PILOT_CHAINS_DEFAULT: usize = 10;
@@ -324,7 +321,7 @@ pub struct SgOptions {
     /// Schedule shape (its h₀ is replaced by `step_size`).
     pub schedule: StepSchedule,
     /// Batch size m (clamped to n for uniform batches without replacement and for k-DPPs; at
-    /// most [`estimator::MAX_BATCH_FACTOR`]·n with replacement; k·n ≤ [`DPP_MAX_KN`]).
+    /// most [`gradient::MAX_BATCH_FACTOR`]·n with replacement; k·n ≤ [`DPP_MAX_KN`]).
     pub batch: usize,
     /// Batch formation.
     pub batching: Batching,
@@ -447,7 +444,7 @@ pub fn build_sg_chain(
             } else {
                 batch.min(n)
             };
-            estimator::check_batch(n, m, with_replacement)?;
+            gradient::check_batch(n, m, with_replacement)?;
             Subsampler::Uniform(IndexSampler::new(n, m, with_replacement)?)
         }
         Batching::Preferential { defensive } => {
@@ -455,13 +452,13 @@ pub fn build_sg_chain(
                 return Err(Error::setting("defensive", "must be in [0, 1]"));
             }
             let batch = if auto_batch_on { batch.min(n) } else { batch };
-            estimator::check_batch(n, batch, true)?;
+            gradient::check_batch(n, batch, true)?;
             let r = mode.as_ref().ok_or(Error::NonFiniteStart)?;
             let w = if opts.control_variate {
                 let cov = r.covariance()?;
-                estimator::cv_ps_weights(model.as_ref(), &r.mode, &cov)?
+                gradient::cv_ps_weights(model.as_ref(), &r.mode, &cov)?
             } else {
-                estimator::ps_weights(model.as_ref(), &r.mode)
+                gradient::ps_weights(model.as_ref(), &r.mode)
             };
             add_cost(
                 &mut setup,
@@ -475,7 +472,7 @@ pub fn build_sg_chain(
                     "preferential weights are not finite".into(),
                 ));
             }
-            let p = estimator::defensive_mixture(&w, defensive);
+            let p = gradient::defensive_mixture(&w, defensive);
             if p.iter().any(|&v| v <= 0.0) {
                 return Err(Error::setting(
                     "defensive",
