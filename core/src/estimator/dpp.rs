@@ -30,7 +30,6 @@ use crate::rng::{uniform, Rng};
 use alloc::vec;
 use alloc::vec::Vec;
 
-
 /// Largest k·n of a `dpp-sgld` chain: each k-DPP draw keeps about 2k work vectors of length n
 /// (5·10⁷ → 800 MB), and costs O(n k (k + d)) flops.
 pub const DPP_MAX_KN: usize = 50_000_000;

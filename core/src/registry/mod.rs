@@ -12,9 +12,9 @@ pub mod models;
 pub mod samplers;
 
 pub use crate::schema::{ChainConfig, ModelInfo, ParamKind, ParamSpec, SamplerInfo};
-pub use samplers::series_models;
 use alloc::boxed::Box;
 use alloc::sync::Arc;
+pub use samplers::series_models;
 
 /// Every sampler available, in display order.
 pub fn samplers() -> &'static [SamplerInfo] {
@@ -112,9 +112,10 @@ where
     for c in 0..n_chains {
         let mut rng = crate::rng::chain_rng(seed, c as u64);
         let mut chain = build_chain(config, model.clone(), &mut rng)?;
-        let (sampling, warmup) = crate::chain::run_chain(chain.as_mut(), &mut rng, draws, |p, k, th, info| {
-            sink(c, p, k, th, info)
-        });
+        let (sampling, warmup) =
+            crate::chain::run_chain(chain.as_mut(), &mut rng, draws, |p, k, th, info| {
+                sink(c, p, k, th, info)
+            });
         out.push(ChainCost {
             setup: chain.setup_cost(),
             warmup,

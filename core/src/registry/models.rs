@@ -7,6 +7,8 @@
 //! no feature list is given) as the coordinates of one observation; it ignores intercept and
 //! standardisation. Settings a model reads are marked used; the caller checks the rest.
 
+use crate::data::{Design, DesignSpec, Table};
+use crate::error::Error;
 use crate::model::gaussian::{self, Correlation, GaussianMean};
 use crate::model::glm::{GaussianNoise, Glm, Logistic, Poisson, StudentT};
 use crate::model::gmm::{self, Gmm};
@@ -14,8 +16,6 @@ use crate::model::linear::{self, LinearUnknownNoise};
 use crate::model::prior::{Prior, DEFAULT_PRIOR_SCALE};
 use crate::model::reparam::ReparamMode;
 use crate::model::series::{SeriesModel, SsmKind};
-use crate::data::{Design, DesignSpec, Table};
-use crate::error::Error;
 use crate::model::DataModel;
 use crate::schema::{ModelInfo, ParamKind, ParamSpec};
 use crate::settings::Settings;

@@ -2,13 +2,13 @@
 //! (`rwmh`, `mala`, `hmc`, `nuts`), each wrapped in an [`AdaptiveChain`] over the full-data
 //! posterior.
 
-use crate::sampler::{AdaptConfig, AdaptiveChain, MetricAdaptation};
 use crate::chain::Chain;
 use crate::error::Error;
 use crate::kernel::{Adaptable, Hmc, Mala, Metric, Nuts, Rwmh};
 use crate::model::{DataModel, FullData};
-use crate::schema::{ChainConfig, ParamKind, ParamSpec, SamplerInfo};
 use crate::rng::{uniform, ChainRng};
+use crate::sampler::{AdaptConfig, AdaptiveChain, MetricAdaptation};
+use crate::schema::{ChainConfig, ParamKind, ParamSpec, SamplerInfo};
 use crate::settings::Settings;
 use alloc::boxed::Box;
 use alloc::sync::Arc;

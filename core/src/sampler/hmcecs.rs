@@ -24,17 +24,17 @@
 //! ## References
 //! Dang et al. (2019), JMLR 20(100), §6.3; Hoffman & Gelman (2014), JMLR 15, Algorithm 5.
 
-use crate::kernel::hmcecs::{EcsEstimator, HmcEcs, HmcEcsState};
-use crate::kernel::{Kernel, Metric, StepInfo};
 use crate::adapt::dual_averaging::DualAveraging;
 use crate::chain::{Chain, Cost};
 use crate::error::Error;
 use crate::estimator::{BlockPoisson, ControlVariates, DiffEstimator};
+use crate::kernel::hmcecs::{EcsEstimator, HmcEcs, HmcEcsState};
+use crate::kernel::{Kernel, Metric, StepInfo};
 use crate::linalg::Cholesky;
 use crate::math;
 use crate::model::DataModel;
-use crate::schema::{ChainConfig, ParamKind, ParamSpec, SamplerInfo};
 use crate::rng::{uniform_index, ChainRng};
+use crate::schema::{ChainConfig, ParamKind, ParamSpec, SamplerInfo};
 use crate::settings::Settings;
 use alloc::boxed::Box;
 use alloc::string::String;

@@ -34,15 +34,15 @@
 
 use crate::chain::Chain;
 use crate::error::Error;
-use crate::sampler::sgmcmc::StepSchedule;
 use crate::kernel::StepInfo;
 use crate::math;
 use crate::model::SeriesModel;
-use crate::schema::{ChainConfig, ParamKind, ParamSpec, SamplerInfo};
 use crate::rng::{uniform, ChainRng};
+use crate::sampler::sgmcmc::StepSchedule;
+use crate::schema::{ChainConfig, ParamKind, ParamSpec, SamplerInfo};
 use crate::settings::Settings;
-use crate::ssm::buffered::{self, BufferConfig, BufferedGradient, Window};
 pub use crate::ssm::buffered::WindowTrace;
+use crate::ssm::buffered::{self, BufferConfig, BufferedGradient, Window};
 use crate::ssm::pf::{PfConfig, Proposal, MAX_PARTICLES};
 use crate::ssm::resample::Resampling;
 use alloc::boxed::Box;

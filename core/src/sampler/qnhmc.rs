@@ -2,18 +2,17 @@
 //! (freeze at the end of warm-up, or continuous), step-size warm-up and starting point, and its
 //! settings schema and parsing.
 
-
+use crate::adapt::{find_reasonable_step_size, DualAveraging, WindowSchedule};
+use crate::chain::{Chain, Cost};
+use crate::error::Error;
 use crate::kernel::qnhmc::{
     check_curvature_tol, dense_len, Adapt, InitScale, InverseHessian, PairSource, QnState, Qnhmc,
     Scheme, Store, AUTO_DENSE_MAX_D, DEFAULT_CURVATURE_TOL, DEFAULT_MEMORY,
 };
 use crate::kernel::{Kernel, Metric, StepInfo, Tunable};
-use crate::adapt::{find_reasonable_step_size, DualAveraging, WindowSchedule};
-use crate::chain::{Chain, Cost};
-use crate::error::Error;
 use crate::model::{DataModel, FullData, LogDensity};
-use crate::schema::{ChainConfig, ParamKind, ParamSpec, SamplerInfo};
 use crate::rng::{uniform, ChainRng};
+use crate::schema::{ChainConfig, ParamKind, ParamSpec, SamplerInfo};
 use alloc::boxed::Box;
 use alloc::string::String;
 use alloc::sync::Arc;

@@ -1,14 +1,14 @@
 //! The `smh-1` / `smh-2` samplers: the SMH kernel ([`crate::kernel::smh`]) frozen from the
 //! first iteration and started at θ̂, its settings schema and parsing.
 
-use crate::kernel::smh::{BoundNorm, Smh, SmhOptions, SmhProposal, SmhState};
-use crate::kernel::StepInfo;
 use crate::chain::{Chain, Cost};
 use crate::error::Error;
+use crate::kernel::smh::{BoundNorm, Smh, SmhOptions, SmhProposal, SmhState};
+use crate::kernel::StepInfo;
 use crate::model::DataModel;
 use crate::optim::ModeOptions;
-use crate::schema::{ChainConfig, ParamKind, ParamSpec, SamplerInfo};
 use crate::rng::ChainRng;
+use crate::schema::{ChainConfig, ParamKind, ParamSpec, SamplerInfo};
 use crate::settings::Settings;
 use alloc::boxed::Box;
 use alloc::string::String;

@@ -1,13 +1,13 @@
 //! Settings schema and parsing of `austere-mh` and `mh-sublhd` (kernels in
 //! [`crate::kernel::minibatch_mh::baselines`]), run by the minibatch driver.
 
-use crate::kernel::minibatch_mh::baselines::{AustereMh, MhSubLhd};
 use super::{start_chain, P_CONTROL, P_INIT, P_INIT_RADIUS, P_STEP, P_TEMPERATURE};
 use crate::chain::Chain;
 use crate::error::Error;
+use crate::kernel::minibatch_mh::baselines::{AustereMh, MhSubLhd};
 use crate::model::DataModel;
-use crate::schema::{ChainConfig, ParamKind, ParamSpec, SamplerInfo};
 use crate::rng::ChainRng;
+use crate::schema::{ChainConfig, ParamKind, ParamSpec, SamplerInfo};
 use alloc::boxed::Box;
 use alloc::sync::Arc;
 

@@ -5,17 +5,17 @@
 use crate::chain::{Chain, Cost};
 use crate::dist::std_normal;
 use crate::error::Error;
+use crate::kernel::minibatch_mh::xcorr::Correction;
+use crate::kernel::minibatch_mh::{cv, MinibatchMh, MinibatchTest};
 use crate::kernel::StepInfo;
 use crate::math;
 use crate::model::DataModel;
-use crate::schema::{ChainConfig, ParamKind, ParamSpec, SamplerInfo};
 use crate::rng::{uniform, ChainRng};
+use crate::schema::{ChainConfig, ParamKind, ParamSpec, SamplerInfo};
 use alloc::boxed::Box;
 use alloc::string::String;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
-use crate::kernel::minibatch_mh::xcorr::Correction;
-use crate::kernel::minibatch_mh::{cv, MinibatchMh, MinibatchTest};
 
 pub mod baselines;
 

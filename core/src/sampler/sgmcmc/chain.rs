@@ -42,10 +42,10 @@
 //! with V₀ = (1/n₀)·q·ΣLᵢ²/pᵢ: the constant ΣLᵢ²/pᵢ cancels, so no Lipschitz constants are
 //! needed to run it; when the model has them (GLMs with bounded f″) V₀ is reported.
 
-use crate::estimator::gradient::{lipschitz_constants, GradientEstimator, Subsampler};
 use crate::chain::{Chain, Cost};
 use crate::dist;
 use crate::error::Error;
+use crate::estimator::gradient::{lipschitz_constants, GradientEstimator, Subsampler};
 use crate::kernel::StepInfo;
 use crate::math;
 use crate::model::DataModel;

@@ -82,10 +82,10 @@
 
 pub mod chain;
 
-pub use chain::{AdaptiveBatch, Dynamics, SgChain, StepSchedule};
 pub use crate::estimator::dpp::KDpp;
-pub use crate::estimator::gradient::{GradientEstimator, Subsampler};
 use crate::estimator::gradient;
+pub use crate::estimator::gradient::{GradientEstimator, Subsampler};
+pub use chain::{AdaptiveBatch, Dynamics, SgChain, StepSchedule};
 
 use crate::chain::{Chain, Cost};
 use crate::dist::{AliasTable, IndexSampler};
@@ -93,8 +93,8 @@ use crate::error::Error;
 use crate::math;
 use crate::model::DataModel;
 use crate::optim::{find_mode, ModeOptions, ModeResult};
-use crate::schema::{ChainConfig, ParamKind, ParamSpec, SamplerInfo};
 use crate::rng::{uniform, ChainRng};
+use crate::schema::{ChainConfig, ParamKind, ParamSpec, SamplerInfo};
 use alloc::boxed::Box;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
