@@ -332,11 +332,12 @@ impl EcsConfig {
         };
         let blocks = s.usize_in("G", 100, 1, usize::MAX)?;
         let sigma2_target = s.f64_in("sigma2_target", 1.0, 1e-12, f64::INFINITY)?;
-        let eps = match (s.get_str("eps"), s.get_str("step_size")) {
-            (Some(_), _) => Some(s.f64_in("eps", 0.1, 1e-12, f64::INFINITY)?),
-            (None, Some(_)) => Some(s.f64_in("step_size", 0.1, 1e-12, f64::INFINITY)?),
-            _ => None,
+        // `eps` (alias `step_size`): a number > 0, or auto (absent, `auto`): adapted.
+        let eps_key = match (s.get_str("eps"), s.get_str("step_size")) {
+            (None, Some(_)) => "step_size",
+            _ => "eps",
         };
+        let eps = Some(s.positive_or_auto(eps_key)?).filter(|e| !e.is_nan());
         let n_leapfrog = opt_usize(s, "L", 1)?;
         let target_accept = s.f64_in("target_accept", 0.8, 0.01, 0.999)?;
         let traj_len = s.f64_in("traj_len", 1.2, 1e-6, 1e6)?;
@@ -348,10 +349,10 @@ impl EcsConfig {
         } else {
             None
         };
-        let a = if signed && s.get_str("a").is_some() {
-            Some(s.f64_or("a", 0.0)?)
-        } else {
-            None
+        // `a` (signed only): a number, or auto (absent, `auto`): chosen by the estimator.
+        let a = match signed.then(|| s.get_str("a")).flatten() {
+            Some(v) if v != "auto" => Some(s.f64_or("a", 0.0)?),
+            _ => None,
         };
         let kappa = if signed {
             s.usize_in("kappa", 1, 1, 1_000_000)?
@@ -360,6 +361,12 @@ impl EcsConfig {
         };
         let nuts_depth = match s.choice("trajectory", "static", &["static", "nuts"])? {
             "nuts" => Some(s.usize_in("max_depth", 10, 1, 30)?),
+            _ if s.contains("max_depth") => {
+                return Err(Error::setting(
+                    "max_depth",
+                    "only used with trajectory=nuts",
+                ))
+            }
             _ => None,
         };
         let full_energy =

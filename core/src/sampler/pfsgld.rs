@@ -473,14 +473,7 @@ pub fn build_chain(
     let series = series_of(config.sampler, model)?;
     let s = config.settings;
     let step = s.positive_or_auto("step_size")?;
-    let schedule = match s.choice("schedule", "constant", &["constant", "decreasing"])? {
-        "decreasing" => StepSchedule::Decreasing {
-            h0: step,
-            b: s.f64_in("schedule_b", 1000.0, 1e-12, f64::INFINITY)?,
-            gamma: s.f64_in("schedule_gamma", 0.33, 0.0, 1.0)?,
-        },
-        _ => StepSchedule::Constant(step),
-    };
+    let schedule = StepSchedule::from_settings(s, step)?;
     let window = BufferConfig::new(
         s.usize_in("subseq_len", 40, 1, usize::MAX)?,
         s.usize_in("buffer", 10, 0, usize::MAX)?,

@@ -50,6 +50,7 @@ use crate::kernel::StepInfo;
 use crate::math;
 use crate::model::DataModel;
 use crate::rng::ChainRng;
+use crate::settings::Settings;
 use alloc::string::String;
 use alloc::sync::Arc;
 use alloc::vec;
@@ -90,6 +91,27 @@ impl StepSchedule {
         match self {
             StepSchedule::Constant(_) => StepSchedule::Constant(h0),
             StepSchedule::Decreasing { b, gamma, .. } => StepSchedule::Decreasing { h0, b, gamma },
+        }
+    }
+
+    /// Read `schedule` (constant | decreasing) and, with `decreasing`, `schedule_b` and
+    /// `schedule_gamma`, with initial step `h0`. `schedule_b` / `schedule_gamma` without
+    /// `schedule=decreasing` are refused (they would have no effect).
+    pub fn from_settings(s: &Settings, h0: f64) -> Result<Self, Error> {
+        match s.choice("schedule", "constant", &["constant", "decreasing"])? {
+            "decreasing" => Ok(StepSchedule::Decreasing {
+                h0,
+                b: s.f64_in("schedule_b", 1000.0, 1e-12, f64::INFINITY)?,
+                gamma: s.f64_in("schedule_gamma", 0.33, 0.0, 1.0)?,
+            }),
+            _ => {
+                for key in ["schedule_b", "schedule_gamma"] {
+                    if s.contains(key) {
+                        return Err(Error::setting(key, "only used with schedule=decreasing"));
+                    }
+                }
+                Ok(StepSchedule::Constant(h0))
+            }
         }
     }
 

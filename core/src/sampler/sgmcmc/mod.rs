@@ -981,14 +981,7 @@ pub fn build_chain(
     }
     let s = config.settings;
     let step_size = s.positive_or_auto("step_size")?;
-    let schedule = match s.choice("schedule", "constant", &["constant", "decreasing"])? {
-        "decreasing" => StepSchedule::Decreasing {
-            h0: 1.0,
-            b: s.f64_in("schedule_b", 1000.0, 1e-12, f64::INFINITY)?,
-            gamma: s.f64_in("schedule_gamma", 0.33, 0.0, 1.0)?,
-        },
-        _ => StepSchedule::Constant(1.0),
-    };
+    let schedule = StepSchedule::from_settings(s, 1.0)?;
     let batch = match name {
         "dpp-sgld" => s.usize_in("batch_size", DPP_DEFAULT_K, 1, usize::MAX)?,
         "asgld-cv-ps" => s.usize_in("batch_size", 100, 1, usize::MAX)?,
