@@ -52,8 +52,8 @@ use crate::error::Error;
 use crate::linalg::{dot, Cholesky};
 use crate::math;
 use crate::model::LogDensity;
+use crate::optim::LbfgsMemory;
 use crate::rng::{uniform, Rng};
-use alloc::collections::VecDeque;
 use alloc::vec;
 use alloc::vec::Vec;
 
@@ -119,13 +119,7 @@ pub enum Scheme {
 #[derive(Debug, Clone, PartialEq)]
 enum Repr {
     Dense(Vec<f64>),
-    Lbfgs {
-        m: usize,
-        s: VecDeque<Vec<f64>>,
-        y: VecDeque<Vec<f64>>,
-        rho: VecDeque<f64>,
-        gamma: f64,
-    },
+    Lbfgs { pairs: LbfgsMemory, gamma: f64 },
 }
 
 /// A BFGS or L-BFGS estimate B of the inverse Hessian of U = −log π (always symmetric positive
@@ -217,10 +211,7 @@ impl InverseHessian {
                     return Err(Error::setting("memory", "must be at least 1"));
                 }
                 Repr::Lbfgs {
-                    m,
-                    s: VecDeque::with_capacity(m),
-                    y: VecDeque::with_capacity(m),
-                    rho: VecDeque::with_capacity(m),
+                    pairs: LbfgsMemory::new(m),
                     gamma,
                 }
             }
@@ -328,30 +319,7 @@ impl InverseHessian {
     pub fn apply(&self, v: &[f64], out: &mut [f64]) {
         match &self.repr {
             Repr::Dense(b) => crate::linalg::matvec(b, self.d, v, out),
-            Repr::Lbfgs {
-                s, y, rho, gamma, ..
-            } => {
-                out.copy_from_slice(v);
-                let k = s.len();
-                let mut alpha = vec![0.0; k];
-                for i in (0..k).rev() {
-                    let a = rho[i] * dot(&s[i], out);
-                    alpha[i] = a;
-                    for (o, yi) in out.iter_mut().zip(&y[i]) {
-                        *o -= a * yi;
-                    }
-                }
-                for o in out.iter_mut() {
-                    *o *= gamma;
-                }
-                for i in 0..k {
-                    let beta = rho[i] * dot(&y[i], out);
-                    let c = alpha[i] - beta;
-                    for (o, si) in out.iter_mut().zip(&s[i]) {
-                        *o += c * si;
-                    }
-                }
-            }
+            Repr::Lbfgs { pairs, gamma } => pairs.apply(*gamma, v, out),
         }
     }
 
@@ -456,21 +424,8 @@ impl InverseHessian {
                 }
                 *b = nb;
             }
-            Repr::Lbfgs {
-                m,
-                s: ss_,
-                y: ys,
-                rho: rs,
-                gamma,
-            } => {
-                if ss_.len() == *m {
-                    ss_.pop_front();
-                    ys.pop_front();
-                    rs.pop_front();
-                }
-                ss_.push_back(s.to_vec());
-                ys.push_back(y.to_vec());
-                rs.push_back(rho);
+            Repr::Lbfgs { pairs, gamma } => {
+                pairs.push(s, y, rho);
                 if scaled {
                     *gamma = gamma_new;
                 }

@@ -21,7 +21,7 @@ mod lbfgs;
 mod newton;
 mod objective;
 
-pub use lbfgs::{lbfgs_maximize, LbfgsOptions, LbfgsResult};
+pub use lbfgs::{lbfgs_maximize, LbfgsMemory, LbfgsOptions, LbfgsResult};
 pub use newton::{find_mode, find_mode_subset};
 
 use crate::cost::Cost;
