@@ -78,9 +78,24 @@ fn model(table: &str, response: &str, model: &str) -> Arc<dyn DataModel> {
     build_model(model, &rt.table, &spec, &Settings::new()).expect("build model")
 }
 
-/// One line of the golden file for (model, sampler).
-fn record(label: &str, m: &Arc<dyn DataModel>, sampler: &str) -> String {
-    let s = Settings::new();
+/// Non-default settings whose code paths the defaults do not reach (on hmda/logistic).
+const VARIANTS: [(&str, &[&str]); 8] = [
+    ("qnhmc", &["store=lbfgs"]),
+    ("qnhmc", &["adapt=continuous"]),
+    ("hmc-ecs", &["trajectory=nuts"]),
+    ("smh-2", &["proposal=pcn"]),
+    ("nuts", &["metric=dense"]),
+    ("sgld", &["schedule=decreasing", "batch_size=50"]),
+    ("austere-mh", &["design=conservative"]),
+    ("mh-minibatch", &["control=none"]),
+];
+
+/// One line of the golden file for (model, sampler) with `key=value` settings.
+fn record(label: &str, m: &Arc<dyn DataModel>, sampler: &str, kv: &[&str]) -> String {
+    let mut s = Settings::new();
+    for pair in kv {
+        s.insert_pair(pair).unwrap();
+    }
     let config = ChainConfig {
         sampler,
         warmup: WARMUP,
@@ -128,8 +143,13 @@ fn record(label: &str, m: &Arc<dyn DataModel>, sampler: &str) -> String {
     hm.u64(setup.grad_evals);
     hm.u64(u64::from(chain.signed()));
     hm.u64(u64::from(chain.exact()));
+    let name = if kv.is_empty() {
+        sampler.to_string()
+    } else {
+        format!("{sampler}[{}]", kv.join(","))
+    };
     let mut line = format!(
-        "{label} {sampler} draws={:016x} stats={:016x} meta={:016x} last=",
+        "{label} {name} draws={:016x} stats={:016x} meta={:016x} last=",
         hd.0, hs.0, hm.0
     );
     for (j, x) in last.iter().enumerate() {
@@ -139,6 +159,25 @@ fn record(label: &str, m: &Arc<dyn DataModel>, sampler: &str) -> String {
         write!(line, "{x:.6e}").unwrap();
     }
     line
+}
+
+/// The posterior mode by L-BFGS (`optim`), hashed: the shared two-loop recursion's bits.
+fn lbfgs_mode(label: &str, m: &Arc<dyn DataModel>) -> String {
+    use tallmc_core::optim::{find_mode, ModeMethod, ModeOptions};
+    let opts = ModeOptions {
+        method: ModeMethod::Lbfgs,
+        ..ModeOptions::default()
+    };
+    let r = find_mode(m.as_ref(), &vec![0.0; m.dim()], &opts).expect("mode");
+    let mut h = Fnv::new();
+    for &x in r.mode.iter().chain(&r.grad).chain(&r.neg_hessian) {
+        h.f64(x);
+    }
+    h.u64(r.iterations as u64);
+    let c = r.cost();
+    h.u64(c.lik_evals);
+    h.u64(c.grad_evals);
+    format!("{label} mode[lbfgs] draws={:016x}", h.0)
 }
 
 fn golden_path() -> PathBuf {
@@ -153,8 +192,14 @@ fn every_sampler_draws_as_recorded() {
         let label = format!("{table}/{name}");
         for info in samplers() {
             if runs_on(info.name, name) {
-                lines.push(record(&label, &m, info.name));
+                lines.push(record(&label, &m, info.name, &[]));
             }
+        }
+        if name == "logistic" {
+            for (sampler, kv) in VARIANTS {
+                lines.push(record(&label, &m, sampler, kv));
+            }
+            lines.push(lbfgs_mode(&label, &m));
         }
     }
     for info in samplers() {
