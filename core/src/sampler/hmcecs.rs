@@ -110,8 +110,8 @@ const P_ACCEPT: ParamSpec = ParamSpec {
     description: "dual-averaging acceptance target",
     kind: ParamKind::Real {
         default: 0.8,
-        min: 0.0,
-        max: 1.0,
+        min: 0.01,
+        max: 0.999,
     },
 };
 
@@ -120,8 +120,8 @@ const P_TRAJ: ParamSpec = ParamSpec {
     description: "trajectory length eps·L when L is automatic",
     kind: ParamKind::Real {
         default: 1.2,
-        min: 0.0,
-        max: f64::INFINITY,
+        min: 1e-6,
+        max: 1e6,
     },
 };
 
@@ -338,7 +338,7 @@ impl EcsConfig {
             _ => "eps",
         };
         let eps = Some(s.positive_or_auto(eps_key)?).filter(|e| !e.is_nan());
-        let n_leapfrog = opt_usize(s, "L", 1)?;
+        let n_leapfrog = s.usize_or_auto("L", 1, 10_000)?;
         let target_accept = s.f64_in("target_accept", 0.8, 0.01, 0.999)?;
         let traj_len = s.f64_in("traj_len", 1.2, 1e-6, 1e6)?;
         let recentre = s.bool_or("recentre", true)?;

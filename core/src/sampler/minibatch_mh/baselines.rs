@@ -63,7 +63,7 @@ const P_GAMMA: ParamSpec = ParamSpec {
     kind: ParamKind::Real {
         default: 1.5,
         min: 1.0,
-        max: 100.0,
+        max: f64::INFINITY,
     },
 };
 
@@ -83,7 +83,7 @@ const P_P: ParamSpec = ParamSpec {
     kind: ParamKind::Real {
         default: 2.0,
         min: 1.0,
-        max: 100.0,
+        max: f64::INFINITY,
     },
 };
 
