@@ -236,23 +236,16 @@ struct Common {
     init_radius: f64,
 }
 
-fn real_default(spec: &ParamSpec) -> f64 {
-    match spec.kind {
-        ParamKind::Real { default, .. } => default,
-        _ => f64::NAN,
-    }
-}
-
 fn common(s: &Settings, default_accept: f64) -> Result<Common, Error> {
-    let step_size = s.positive_or_auto("step_size")?;
+    let step_size = STEP_SIZE.positive_or_auto(s)?;
     let target_accept = s.f64_in("target_accept", default_accept, 0.01, 0.99)?;
-    let metric = match s.choice("metric", "diag", &["diag", "dense", "identity"])? {
+    let metric = match METRIC.choice(s)? {
         "dense" => MetricAdaptation::Dense,
         "identity" => MetricAdaptation::Identity,
         _ => MetricAdaptation::Diag,
     };
-    let init = s.choice("init", "random", &["random", "zero", "model"])?;
-    let init_radius = s.f64_in("init_radius", real_default(&INIT_RADIUS), 0.0, 1e6)?;
+    let init = INIT.choice(s)?;
+    let init_radius = INIT_RADIUS.real(s)?;
     Ok(Common {
         step_size,
         target_accept,
@@ -375,13 +368,13 @@ pub fn build(
             make_chain(Mala::new(eps, metric)?, model, &c, w, rng)
         }
         "hmc" => {
-            let l = s.usize_in("L", 20, 1, 100_000)?;
-            let jitter = s.f64_in("jitter", 0.2, 0.0, 0.99)?;
+            let l = L_STEPS.int(s)?;
+            let jitter = JITTER.real(s)?;
             s.check_all_used()?;
             make_chain(Hmc::new(eps, metric, l, jitter)?, model, &c, w, rng)
         }
         _ => {
-            let depth = s.usize_in("max_depth", 10, 1, 30)?;
+            let depth = MAX_DEPTH.int(s)?;
             s.check_all_used()?;
             make_chain(Nuts::new(eps, metric, depth)?, model, &c, w, rng)
         }

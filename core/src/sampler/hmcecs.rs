@@ -321,7 +321,7 @@ pub struct EcsConfig {
 impl EcsConfig {
     /// Read the settings (marking keys used).
     pub fn from_settings(s: &Settings, signed: bool) -> Result<Self, Error> {
-        let order = s.usize_in("order", 2, 0, 2)?;
+        let order = P_ORDER.int(s)?;
         let (m, m_signed) = if signed {
             (
                 opt_usize(s, "m_warmup", 1)?,
@@ -330,20 +330,20 @@ impl EcsConfig {
         } else {
             (opt_usize(s, "m", 1)?, 30)
         };
-        let blocks = s.usize_in("G", 100, 1, usize::MAX)?;
-        let sigma2_target = s.f64_in("sigma2_target", 1.0, 1e-12, f64::INFINITY)?;
+        let blocks = P_G.int(s)?;
+        let sigma2_target = P_SIGMA2.real(s)?;
         // `eps` (alias `step_size`): a number > 0, or auto (absent, `auto`): adapted.
         let eps_key = match (s.get_str("eps"), s.get_str("step_size")) {
             (None, Some(_)) => "step_size",
             _ => "eps",
         };
         let eps = Some(s.positive_or_auto(eps_key)?).filter(|e| !e.is_nan());
-        let n_leapfrog = s.usize_or_auto("L", 1, 10_000)?;
-        let target_accept = s.f64_in("target_accept", 0.8, 0.01, 0.999)?;
-        let traj_len = s.f64_in("traj_len", 1.2, 1e-6, 1e6)?;
-        let recentre = s.bool_or("recentre", true)?;
-        let centre_subset = s.f64_in("centre_subset", 0.01, 1e-9, 1.0)?;
-        let windows = s.usize_in("windows", 5, 1, 1000)?;
+        let n_leapfrog = P_L.int_or_auto(s)?;
+        let target_accept = P_ACCEPT.real(s)?;
+        let traj_len = P_TRAJ.real(s)?;
+        let recentre = P_RECENTRE.flag(s)?;
+        let centre_subset = P_SUBSET.real(s)?;
+        let windows = P_WINDOWS.int(s)?;
         let lambda = if signed {
             opt_usize(s, "lambda", 1)?
         } else {
@@ -354,13 +354,9 @@ impl EcsConfig {
             Some(v) if v != "auto" => Some(s.f64_or("a", 0.0)?),
             _ => None,
         };
-        let kappa = if signed {
-            s.usize_in("kappa", 1, 1, 1_000_000)?
-        } else {
-            1
-        };
-        let nuts_depth = match s.choice("trajectory", "static", &["static", "nuts"])? {
-            "nuts" => Some(s.usize_in("max_depth", 10, 1, 30)?),
+        let kappa = if signed { P_KAPPA.int(s)? } else { 1 };
+        let nuts_depth = match P_TRAJECTORY.choice(s)? {
+            "nuts" => Some(P_MAX_DEPTH.int(s)?),
             _ if s.contains("max_depth") => {
                 return Err(Error::setting(
                     "max_depth",
@@ -369,8 +365,7 @@ impl EcsConfig {
             }
             _ => None,
         };
-        let full_energy =
-            !signed && s.choice("energy", "estimated", &["estimated", "full"])? == "full";
+        let full_energy = !signed && P_ENERGY.choice(s)? == "full";
         if full_energy && nuts_depth.is_some() {
             return Err(Error::setting("energy", "full needs trajectory=static"));
         }

@@ -415,12 +415,8 @@ pub(crate) fn filter_settings(
     let particles = s
         .usize_or_auto("particles", 1, MAX_PARTICLES)?
         .unwrap_or(default_particles);
-    let proposal = Proposal::from_name(s.choice("proposal", "optimal", &Proposal::NAMES)?)?;
-    let resampling = Resampling::from_name(s.choice(
-        "resampling",
-        "systematic",
-        &["systematic", "stratified", "residual", "multinomial"],
-    )?)?;
+    let proposal = Proposal::from_name(P_PROPOSAL.choice(s)?)?;
+    let resampling = Resampling::from_name(P_RESAMPLING.choice(s)?)?;
     let kappa = s.f64_in("ess_threshold", default_threshold, 0.0, 1.0)?;
     PfConfig::new(particles, proposal, resampling, kappa)
 }
@@ -472,14 +468,11 @@ pub fn build_chain(
 ) -> Result<Box<dyn Chain>, Error> {
     let series = series_of(config.sampler, model)?;
     let s = config.settings;
-    let step = s.positive_or_auto("step_size")?;
+    let step = P_STEP.positive_or_auto(s)?;
     let schedule = StepSchedule::from_settings(s, step)?;
-    let window = BufferConfig::new(
-        s.usize_in("subseq_len", 40, 1, usize::MAX)?,
-        s.usize_in("buffer", 10, 0, usize::MAX)?,
-    )?;
+    let window = BufferConfig::new(P_SUBSEQ.int(s)?, P_BUFFER.int(s)?)?;
     let filter = particle_or_kalman(s, "gradient", 200, 1.0)?;
-    let init = s.choice("init", "model", &["model", "zero", "random"])?;
+    let init = P_INIT.choice(s)?;
     s.check_all_used()?;
     let theta = start_point(series, init, rng)?;
     let opts = PfSgldOptions {

@@ -505,10 +505,10 @@ pub fn build_chain(
 ) -> Result<Box<dyn Chain>, Error> {
     let series = series_of(config.sampler, model)?;
     let s = config.settings;
-    let step = s.positive_or_auto("step_size")?;
+    let step = PMMH_INFO.param("step_size")?.positive_or_auto(s)?;
     let target = match s.get_str("target_accept") {
         None | Some("auto") | Some("nan") | Some("NaN") => f64::NAN,
-        Some(_) => s.f64_in("target_accept", 0.234, 0.01, 0.99)?,
+        Some(_) => PMMH_INFO.param("target_accept")?.real(s)?,
     };
     // particles = auto (absent or `auto`): tuned by the chain (module docs)
     let auto = matches!(s.get_str("particles"), None | Some("auto"));
@@ -517,7 +517,7 @@ pub fn build_chain(
         Some(f) if auto => Some(PfConfig { particles: 0, ..f }),
         f => f,
     };
-    let init = s.choice("init", "model", &["model", "zero", "random"])?;
+    let init = PMMH_INFO.param("init")?.choice(s)?;
     s.check_all_used()?;
     let theta = start_point(series, init, rng)?;
     Ok(Box::new(PmmhChain::new(

@@ -408,7 +408,7 @@ pub const QNHMC_INFO: SamplerInfo = SamplerInfo {
         ),
         real(
             "min_eig",
-            "containment: clip the eigenvalues of the dense B to [min_eig, max_eig] after every              update (both 0: off; O(d³) per update)",
+            "containment: clip the eigenvalues of the dense B to [min_eig, max_eig] after every update (both 0: off; O(d³) per update)",
             0.0,
             0.0,
             f64::INFINITY,
@@ -434,21 +434,21 @@ pub fn options_from_settings(
     s: &crate::settings::Settings,
     d: usize,
 ) -> Result<QnhmcOptions, Error> {
-    let step_size = s.positive_or_auto("step_size")?;
-    let target_accept = s.f64_in("target_accept", 0.8, 0.01, 0.99)?;
-    let n_steps = s.usize_in("L", 10, 1, 100_000)?;
-    let jitter = s.f64_in("jitter", 0.2, 0.0, 0.99)?;
-    let adapt = match s.choice("adapt", "freeze", &["freeze", "off", "continuous"])? {
+    let step_size = QNHMC_INFO.param("step_size")?.positive_or_auto(s)?;
+    let target_accept = QNHMC_INFO.param("target_accept")?.real(s)?;
+    let n_steps = QNHMC_INFO.param("L")?.int(s)?;
+    let jitter = QNHMC_INFO.param("jitter")?.real(s)?;
+    let adapt = match QNHMC_INFO.param("adapt")?.choice(s)? {
         "off" => Adapt::Off,
         "continuous" => Adapt::Continuous,
         _ => Adapt::Freeze,
     };
-    let scheme = match s.choice("precondition", "qn", &["qn", "mass"])? {
+    let scheme = match QNHMC_INFO.param("precondition")?.choice(s)? {
         "mass" => Scheme::Mass,
         _ => Scheme::QuasiNewton,
     };
-    let store_name = s.choice("store", "auto", &["auto", "dense", "lbfgs"])?;
-    let memory = s.usize_in("memory", DEFAULT_MEMORY, 1, 1000)?;
+    let store_name = QNHMC_INFO.param("store")?.choice(s)?;
+    let memory = QNHMC_INFO.param("memory")?.int(s)?;
     let store = match store_name {
         "dense" => Store::Dense,
         "lbfgs" => Store::Lbfgs(memory),
@@ -470,19 +470,19 @@ pub fn options_from_settings(
     if store == Store::Dense {
         dense_len(d)?;
     }
-    let pairs = match s.choice("pairs", "sample", &["sample", "trajectory"])? {
+    let pairs = match QNHMC_INFO.param("pairs")?.choice(s)? {
         "trajectory" => PairSource::Trajectory,
         _ => PairSource::Sample,
     };
-    let init = match s.choice("init_scale", "scaled", &["scaled", "identity"])? {
+    let init = match QNHMC_INFO.param("init_scale")?.choice(s)? {
         "identity" => InitScale::Fixed(1.0),
         _ => InitScale::Scaled,
     };
-    let curvature_tol = s.f64_or("curvature_tol", DEFAULT_CURVATURE_TOL)?;
+    let curvature_tol = QNHMC_INFO.param("curvature_tol")?.real(s)?;
     check_curvature_tol(curvature_tol)?;
-    let min_eig = s.f64_or("min_eig", 0.0)?;
+    let min_eig = QNHMC_INFO.param("min_eig")?.real(s)?;
     // max_eig = 0: no upper clamp (the registry default must be finite for JSON).
-    let max_eig = match s.f64_or("max_eig", 0.0)? {
+    let max_eig = match QNHMC_INFO.param("max_eig")?.real(s)? {
         0.0 => f64::INFINITY,
         v => v,
     };
@@ -528,8 +528,8 @@ pub fn build_chain(
     let s = config.settings;
     let d = model.dim();
     let opts = options_from_settings(s, d)?;
-    let init = s.choice("init", "random", &["random", "zero", "model"])?;
-    let radius = s.f64_in("init_radius", 2.0, 0.0, 1e6)?;
+    let init = QNHMC_INFO.param("init")?.choice(s)?;
+    let radius = QNHMC_INFO.param("init_radius")?.real(s)?;
     s.check_all_used()?;
     let names = model.param_names();
     let attempts = if init == "random" { 100 } else { 1 };

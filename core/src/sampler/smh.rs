@@ -165,20 +165,20 @@ pub const SMH_2_INFO: SamplerInfo = SamplerInfo {
 
 /// Read the SMH settings (`proposal`, `scale`, `rho`, `truncation`, `bound`) for order `order`.
 pub fn options_from_settings(s: &Settings, order: usize) -> Result<SmhOptions, Error> {
-    let kind = s.choice("proposal", "rw", &["rw", "pcn", "pi1"])?;
+    let kind = P_PROPOSAL.choice(s)?;
     let proposal = if kind == "pi1" {
         if s.contains("rho") {
             return Err(Error::setting("rho", "has no effect with proposal=pi1"));
         }
         SmhProposal::Pi1 {
-            scale: s.f64_in("scale", 1.0, 1e-12, f64::INFINITY)?,
+            scale: P_SCALE.real(s)?,
         }
     } else if kind == "pcn" {
         if s.contains("scale") {
             return Err(Error::setting("scale", "has no effect with proposal=pcn"));
         }
         SmhProposal::Pcn {
-            rho: s.f64_in("rho", 0.0, 0.0, 0.999_999)?,
+            rho: P_RHO.real(s)?,
         }
     } else {
         if s.contains("rho") {
@@ -186,15 +186,15 @@ pub fn options_from_settings(s: &Settings, order: usize) -> Result<SmhOptions, E
         }
         SmhProposal::RandomWalk {
             // auto (NaN): 2.38/√d, resolved by the kernel.
-            scale: s.positive_or_auto("scale")?,
+            scale: P_SCALE.positive_or_auto(s)?,
         }
     };
     let truncation = match s.get_str("truncation") {
         None | Some("auto") | Some("n") => None,
         Some("inf") | Some("infinity") | Some("none") => Some(f64::INFINITY),
-        Some(_) => Some(s.f64_in("truncation", f64::INFINITY, 0.0, f64::INFINITY)?),
+        Some(_) => Some(P_TRUNC.real(s)?),
     };
-    let norm = match s.choice("bound", "l2", &["l2", "l1"])? {
+    let norm = match P_BOUND.choice(s)? {
         "l1" => BoundNorm::L1,
         _ => BoundNorm::L2,
     };

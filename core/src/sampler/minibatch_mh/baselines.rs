@@ -136,16 +136,18 @@ pub fn build_chain(
     let s = config.settings;
     let step = super::step_from_settings(s, model.as_ref())?;
     let control = super::control_from_settings(s, model.as_ref())?;
-    let temperature = s.f64_in("temperature", 1.0, 1.0, f64::INFINITY)?;
-    let m = s.usize_in("batch_step", 50, 2, usize::MAX)?;
-    let init = s.choice("init", "random", &["random", "zero", "model"])?;
-    let radius = s.f64_in("init_radius", 2.0, 0.0, 1e6)?;
-    if config.sampler == "austere-mh" {
-        let design = s.choice(
-            "design",
-            "fixed",
-            &["fixed", "conservative", "nonconservative"],
-        )?;
+    let temperature = P_TEMPERATURE.real(s)?;
+    let austere = config.sampler == "austere-mh";
+    let m = if austere {
+        P_BATCH_AUSTERE
+    } else {
+        P_BATCH_SUBLHD
+    }
+    .int(s)?;
+    let init = P_INIT.choice(s)?;
+    let radius = P_INIT_RADIUS.real(s)?;
+    if austere {
+        let design = P_DESIGN.choice(s)?;
         let k = if design == "fixed" {
             if s.contains("error_bound") {
                 return Err(Error::setting(
@@ -153,7 +155,7 @@ pub fn build_chain(
                     "has no effect with design=fixed (use design=conservative or nonconservative)",
                 ));
             }
-            let eps = s.f64_or("epsilon", 0.005)?;
+            let eps = P_EPSILON.real(s)?;
             s.check_all_used()?;
             AustereMh::new(step, temperature, m, eps)?
         } else {
@@ -167,7 +169,7 @@ pub fn build_chain(
                     ));
                 }
             }
-            let bound = s.f64_in("error_bound", 0.1, 0.0, 0.5)?;
+            let bound = P_ERROR_BOUND.real(s)?;
             s.check_all_used()?;
             if design == "conservative" {
                 AustereMh::conservative(step, temperature, model.n(), bound)?
@@ -177,9 +179,9 @@ pub fn build_chain(
         };
         start_chain(k, model, init, radius, config.warmup, rng, control)
     } else {
-        let gamma = s.f64_or("gamma", 1.5)?;
-        let delta = s.f64_or("delta", 0.01)?;
-        let p = s.f64_or("p", 2.0)?;
+        let gamma = P_GAMMA.real(s)?;
+        let delta = P_DELTA.real(s)?;
+        let p = P_P.real(s)?;
         s.check_all_used()?;
         let k = MhSubLhd::new(step, temperature, m, gamma, delta, p)?;
         start_chain(k, model, init, radius, config.warmup, rng, control)

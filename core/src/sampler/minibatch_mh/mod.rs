@@ -217,7 +217,7 @@ pub(crate) fn step_from_settings(
     s: &crate::settings::Settings,
     model: &dyn DataModel,
 ) -> Result<f64, Error> {
-    let v = s.positive_or_auto("step_size")?;
+    let v = P_STEP.positive_or_auto(s)?;
     Ok(if !v.is_nan() {
         v
     } else if model.user_map().is_some() {
@@ -232,7 +232,7 @@ pub(crate) fn control_from_settings(
     s: &crate::settings::Settings,
     model: &dyn DataModel,
 ) -> Result<bool, Error> {
-    Ok(s.choice("control", "auto", &["auto", "none"])? == "auto" && model.as_glm().is_some())
+    Ok(P_CONTROL.choice(s)? == "auto" && model.as_glm().is_some())
 }
 
 pub(crate) const P_TEMPERATURE: ParamSpec = ParamSpec {
@@ -304,14 +304,14 @@ pub fn build_chain(
     let s = config.settings;
     let step = step_from_settings(s, model.as_ref())?;
     let control = control_from_settings(s, model.as_ref())?;
-    let temperature = s.f64_in("temperature", 1.0, 1.0, f64::INFINITY)?;
-    let m = s.usize_in("batch_step", 50, 1, usize::MAX)?;
-    let correction = match s.choice("sigma", "1", &["1", "1.2"])? {
+    let temperature = P_TEMPERATURE.real(s)?;
+    let m = P_BATCH_STEP.int(s)?;
+    let correction = match P_SIGMA.choice(s)? {
         "1.2" => Correction::sigma_1_2(),
         _ => Correction::sigma_1(),
     };
-    let init = s.choice("init", "random", &["random", "zero", "model"])?;
-    let radius = s.f64_in("init_radius", 2.0, 0.0, 1e6)?;
+    let init = P_INIT.choice(s)?;
+    let radius = P_INIT_RADIUS.real(s)?;
     s.check_all_used()?;
     let kernel = MinibatchMh::new(step, temperature, m, correction)?;
     start_chain(kernel, model, init, radius, config.warmup, rng, control)

@@ -703,7 +703,7 @@ const P_FRICTION_HMC: ParamSpec = ParamSpec {
     description: "friction α ∈ (0, 1] of u ← (1 − α)u + (h/2)ĝ + √(αh) ξ (α = 1 is SGLD)",
     kind: ParamKind::Real {
         default: 0.1,
-        min: 0.0,
+        min: 1e-12,
         max: 1.0,
     },
 };
@@ -713,7 +713,7 @@ const P_FRICTION_NH: ParamSpec = ParamSpec {
     description: "diffusion a > 0 of SGNHT (noise √(ah) ξ, initial thermostat a)",
     kind: ParamKind::Real {
         default: 0.1,
-        min: 0.0,
+        min: 1e-12,
         max: f64::INFINITY,
     },
 };
@@ -980,16 +980,20 @@ pub fn build_chain(
         });
     }
     let s = config.settings;
-    let step_size = s.positive_or_auto("step_size")?;
+    let info = SAMPLERS
+        .iter()
+        .find(|i| i.name == name)
+        .ok_or_else(|| Error::Unknown {
+            what: "sampler",
+            name: name.into(),
+        })?;
+    let step_size = P_STEP.positive_or_auto(s)?;
     let schedule = StepSchedule::from_settings(s, 1.0)?;
-    let batch = match name {
-        "dpp-sgld" => s.usize_in("batch_size", DPP_DEFAULT_K, 1, usize::MAX)?,
-        "asgld-cv-ps" => s.usize_in("batch_size", 100, 1, usize::MAX)?,
-        _ => s
-            .usize_or_auto("batch_size", 1, usize::MAX)?
-            .unwrap_or(BATCH_AUTO),
-    };
-    let wr = || s.bool_or("with_replacement", false);
+    let batch = info
+        .param("batch_size")?
+        .int_or_auto(s)?
+        .unwrap_or(BATCH_AUTO);
+    let wr = || P_WR.flag(s);
     let (batching, control_variate, dynamics, adaptive) = match name {
         "sgld" | "sgld-cv" => (
             Batching::Uniform {
@@ -1001,56 +1005,52 @@ pub fn build_chain(
         ),
         "sghmc" | "sgnht" => {
             let with_replacement = wr()?;
-            let cv = s.bool_or("control_variate", false)?;
+            let cv = info.param("control_variate")?.flag(s)?;
+            let friction = info.param("friction")?.real(s)?;
             let dynamics = if name == "sghmc" {
-                Dynamics::Hamiltonian {
-                    friction: s.f64_in("friction", 0.1, 1e-12, 1.0)?,
-                }
+                Dynamics::Hamiltonian { friction }
             } else {
-                Dynamics::NoseHoover {
-                    friction: s.f64_in("friction", 0.1, 1e-12, f64::INFINITY)?,
-                }
+                Dynamics::NoseHoover { friction }
             };
             (Batching::Uniform { with_replacement }, cv, dynamics, None)
         }
         "sgld-ps" | "sgld-cv-ps" => (
             Batching::Preferential {
-                defensive: s.f64_in("defensive", 0.0, 0.0, 1.0)?,
+                defensive: P_DEFENSIVE.real(s)?,
             },
             name == "sgld-cv-ps",
             Dynamics::Langevin,
             None,
         ),
         "asgld-cv-ps" => {
-            let batching = if s.bool_or("preferential", true)? {
+            let batching = if P_PREFERENTIAL.flag(s)? {
                 Batching::Preferential {
-                    defensive: s.f64_in("defensive", 0.0, 0.0, 1.0)?,
+                    defensive: P_DEFENSIVE.real(s)?,
                 }
             } else {
-                s.f64_in("defensive", 0.0, 0.0, 0.0)?;
+                P_DEFENSIVE.real(s)?;
                 Batching::Uniform {
                     with_replacement: true,
                 }
             };
             let adaptive = AdaptiveBatch {
-                pilot_chains: s.usize_in("pilot_chains", PILOT_CHAINS_DEFAULT, 1, 1000)?,
-                pilot_iters: s.usize_in("pilot_iters", 0, 0, 100_000_000)?,
+                pilot_chains: P_PILOT_CHAINS.int(s)?,
+                pilot_iters: P_PILOT_ITERS.int(s)?,
             };
             (batching, true, Dynamics::Langevin, Some(adaptive))
         }
         _ => (
             Batching::Dpp {
-                w: s.f64_in("dpp_w", 0.1, 0.0, 1.0)?,
-                nugget: s.f64_in("dpp_nugget", 0.1, 0.0, f64::INFINITY)?,
-                inclusion: s.choice("dpp_weights", "inclusion", &["inclusion", "thesis"])?
-                    == "inclusion",
+                w: P_DPP_W.real(s)?,
+                nugget: P_DPP_NUGGET.real(s)?,
+                inclusion: P_DPP_WEIGHTS.choice(s)? == "inclusion",
             },
-            s.bool_or("control_variate", true)?,
+            info.param("control_variate")?.flag(s)?,
             Dynamics::Langevin,
             None,
         ),
     };
-    let init = match s.choice("init", "mode", &["mode", "model", "zero", "random"])? {
+    let init = match P_INIT.choice(s)? {
         "model" => SgldInit::Model,
         "zero" => SgldInit::Zero,
         "random" => SgldInit::Random,
