@@ -236,9 +236,9 @@ struct Common {
     init_radius: f64,
 }
 
-fn common(s: &Settings, default_accept: f64) -> Result<Common, Error> {
+fn common(s: &Settings, info: &SamplerInfo) -> Result<Common, Error> {
     let step_size = STEP_SIZE.positive_or_auto(s)?;
-    let target_accept = s.f64_in("target_accept", default_accept, 0.01, 0.99)?;
+    let target_accept = info.param("target_accept")?.real(s)?;
     let metric = match METRIC.choice(s)? {
         "dense" => MetricAdaptation::Dense,
         "identity" => MetricAdaptation::Identity,
@@ -338,10 +338,8 @@ pub fn build(
     if crate::sampler::sgmcmc::is_sg_sampler(config.sampler) {
         return crate::sampler::sgmcmc::build_chain(config, model, rng);
     }
-    let accept = match config.sampler {
-        "rwmh" => 0.234,
-        "mala" => 0.574,
-        "hmc" | "nuts" => 0.8,
+    let info = match config.sampler {
+        "rwmh" | "mala" | "hmc" | "nuts" => super::sampler(config.sampler)?,
         other => {
             return Err(Error::Unknown {
                 what: "sampler",
@@ -349,7 +347,7 @@ pub fn build(
             })
         }
     };
-    let c = common(s, accept)?;
+    let c = common(s, info)?;
     // Auto step size starts the heuristic from 1, as Stan does.
     let eps = if c.step_size.is_nan() {
         1.0

@@ -323,12 +323,9 @@ impl EcsConfig {
     pub fn from_settings(s: &Settings, signed: bool) -> Result<Self, Error> {
         let order = P_ORDER.int(s)?;
         let (m, m_signed) = if signed {
-            (
-                opt_usize(s, "m_warmup", 1)?,
-                s.usize_in("m", 30, 1, usize::MAX)?,
-            )
+            (P_M_WARMUP.int_or_auto(s)?, P_M_SIGNED.int(s)?)
         } else {
-            (opt_usize(s, "m", 1)?, 30)
+            (P_M.int_or_auto(s)?, 30)
         };
         let blocks = P_G.int(s)?;
         let sigma2_target = P_SIGMA2.real(s)?;
@@ -345,7 +342,7 @@ impl EcsConfig {
         let centre_subset = P_SUBSET.real(s)?;
         let windows = P_WINDOWS.int(s)?;
         let lambda = if signed {
-            opt_usize(s, "lambda", 1)?
+            P_LAMBDA.int_or_auto(s)?
         } else {
             None
         };
@@ -403,10 +400,6 @@ impl EcsConfig {
             full_energy,
         })
     }
-}
-
-fn opt_usize(s: &Settings, key: &str, lo: usize) -> Result<Option<usize>, Error> {
-    s.usize_or_auto(key, lo, usize::MAX)
 }
 
 /// Posterior mode of the subset `idx` with the likelihood scaled by n/|idx|, by damped Newton.

@@ -38,12 +38,12 @@ use crate::kernel::StepInfo;
 use crate::math;
 use crate::model::SeriesModel;
 use crate::rng::{uniform, ChainRng};
-use crate::sampler::sgmcmc::StepSchedule;
+use crate::sampler::sgmcmc::{StepSchedule, P_SCHEDULE, P_SCHEDULE_B, P_SCHEDULE_GAMMA};
 use crate::schema::{ChainConfig, ParamKind, ParamSpec, SamplerInfo};
 use crate::settings::Settings;
 pub use crate::ssm::buffered::WindowTrace;
 use crate::ssm::buffered::{self, BufferConfig, BufferedGradient, Window};
-use crate::ssm::pf::{PfConfig, Proposal, MAX_PARTICLES};
+use crate::ssm::pf::{PfConfig, Proposal};
 use crate::ssm::resample::Resampling;
 use alloc::boxed::Box;
 use alloc::string::String;
@@ -60,32 +60,6 @@ pub(crate) const P_STEP: ParamSpec = ParamSpec {
         default: f64::NAN,
         min: 0.0,
         max: f64::INFINITY,
-    },
-};
-
-const P_SCHEDULE: ParamSpec = ParamSpec {
-    key: "schedule",
-    description: "step sizes: constant, or decreasing h_t = h₀(1 + t/b)^(−γ)",
-    kind: ParamKind::Choice(&["constant", "decreasing"]),
-};
-
-const P_SCHEDULE_B: ParamSpec = ParamSpec {
-    key: "schedule_b",
-    description: "b of the decreasing schedule",
-    kind: ParamKind::Real {
-        default: 1000.0,
-        min: 0.0,
-        max: f64::INFINITY,
-    },
-};
-
-const P_SCHEDULE_GAMMA: ParamSpec = ParamSpec {
-    key: "schedule_gamma",
-    description: "exponent γ of the decreasing schedule",
-    kind: ParamKind::Real {
-        default: 0.33,
-        min: 0.0,
-        max: 1.0,
     },
 };
 
@@ -405,19 +379,25 @@ impl Chain for PfSgldChain {
     }
 }
 
-/// The filter settings from `particles`, `proposal`, `resampling`, `ess_threshold`.
+/// The filter settings from `particles`, `proposal`, `resampling`, `ess_threshold`, with the
+/// defaults of sampler `info`'s schema; `particles` = auto (pmmh's default) starts from
+/// `auto_particles` (pmmh then tunes it).
 pub(crate) fn filter_settings(
     s: &Settings,
-    default_particles: usize,
-    default_threshold: f64,
+    info: &SamplerInfo,
+    auto_particles: usize,
 ) -> Result<PfConfig, Error> {
-    // `auto` is the sampler's own choice (pmmh tunes it; elsewhere the default)
-    let particles = s
-        .usize_or_auto("particles", 1, MAX_PARTICLES)?
-        .unwrap_or(default_particles);
+    // absent or `auto`: the schema's default (pf-sgld), or `auto_particles` where the default
+    // is automatic (pmmh)
+    let spec = info.param("particles")?;
+    let particles = match (s.get_str("particles"), spec.kind) {
+        (None | Some("auto"), ParamKind::Int { default, .. }) if default > 0 => default,
+        (None | Some("auto"), _) => auto_particles,
+        _ => spec.int(s)?,
+    };
     let proposal = Proposal::from_name(P_PROPOSAL.choice(s)?)?;
     let resampling = Resampling::from_name(P_RESAMPLING.choice(s)?)?;
-    let kappa = s.f64_in("ess_threshold", default_threshold, 0.0, 1.0)?;
+    let kappa = info.param("ess_threshold")?.real(s)?;
     PfConfig::new(particles, proposal, resampling, kappa)
 }
 
@@ -426,11 +406,11 @@ pub(crate) fn filter_settings(
 /// no effect and are refused.
 pub(crate) fn particle_or_kalman(
     s: &Settings,
+    info: &SamplerInfo,
     key: &str,
-    default_particles: usize,
-    default_threshold: f64,
+    auto_particles: usize,
 ) -> Result<Option<PfConfig>, Error> {
-    if s.choice(key, "particle", &["particle", "kalman"])? == "kalman" {
+    if info.param(key)?.choice(s)? == "kalman" {
         for k in ["particles", "proposal", "resampling", "ess_threshold"] {
             if s.contains(k) {
                 return Err(Error::setting(
@@ -441,7 +421,7 @@ pub(crate) fn particle_or_kalman(
         }
         return Ok(None);
     }
-    filter_settings(s, default_particles, default_threshold).map(Some)
+    filter_settings(s, info, auto_particles).map(Some)
 }
 
 /// The series model of a chain, or the error for an i.i.d. model.
@@ -471,7 +451,7 @@ pub fn build_chain(
     let step = P_STEP.positive_or_auto(s)?;
     let schedule = StepSchedule::from_settings(s, step)?;
     let window = BufferConfig::new(P_SUBSEQ.int(s)?, P_BUFFER.int(s)?)?;
-    let filter = particle_or_kalman(s, "gradient", 200, 1.0)?;
+    let filter = particle_or_kalman(s, &PF_SGLD_INFO, "gradient", 0)?;
     let init = P_INIT.choice(s)?;
     s.check_all_used()?;
     let theta = start_point(series, init, rng)?;

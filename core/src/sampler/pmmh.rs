@@ -512,7 +512,7 @@ pub fn build_chain(
     };
     // particles = auto (absent or `auto`): tuned by the chain (module docs)
     let auto = matches!(s.get_str("particles"), None | Some("auto"));
-    let filter = particle_or_kalman(s, "likelihood", AUTO_PARTICLES_START, 0.5)?;
+    let filter = particle_or_kalman(s, &PMMH_INFO, "likelihood", AUTO_PARTICLES_START)?;
     let filter = match filter {
         Some(f) if auto => Some(PfConfig { particles: 0, ..f }),
         f => f,

@@ -50,11 +50,41 @@ use crate::kernel::StepInfo;
 use crate::math;
 use crate::model::DataModel;
 use crate::rng::ChainRng;
+use crate::schema::{ParamKind, ParamSpec};
 use crate::settings::Settings;
 use alloc::string::String;
 use alloc::sync::Arc;
 use alloc::vec;
 use alloc::vec::Vec;
+
+/// `schedule` of the SG samplers and pf-sgld.
+pub const P_SCHEDULE: ParamSpec = ParamSpec {
+    key: "schedule",
+    description: "step sizes: constant, or decreasing h_t = h₀(1 + t/b)^(−γ) = a(b + t)^(−γ)",
+    kind: ParamKind::Choice(&["constant", "decreasing"]),
+};
+
+/// `schedule_b` (with `schedule=decreasing`).
+pub const P_SCHEDULE_B: ParamSpec = ParamSpec {
+    key: "schedule_b",
+    description: "b of the decreasing schedule (iterations until h has fallen by 2^γ)",
+    kind: ParamKind::Real {
+        default: 1000.0,
+        min: 1e-12,
+        max: f64::INFINITY,
+    },
+};
+
+/// `schedule_gamma` (with `schedule=decreasing`).
+pub const P_SCHEDULE_GAMMA: ParamSpec = ParamSpec {
+    key: "schedule_gamma",
+    description: "exponent γ of the decreasing schedule (Teh et al. 2016: 1/3; Welling & Teh's Σh² < ∞ needs γ > ½)",
+    kind: ParamKind::Real {
+        default: 0.33,
+        min: 0.0,
+        max: 1.0,
+    },
+};
 
 /// A step-size schedule.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -98,11 +128,11 @@ impl StepSchedule {
     /// `schedule_gamma`, with initial step `h0`. `schedule_b` / `schedule_gamma` without
     /// `schedule=decreasing` are refused (they would have no effect).
     pub fn from_settings(s: &Settings, h0: f64) -> Result<Self, Error> {
-        match s.choice("schedule", "constant", &["constant", "decreasing"])? {
+        match P_SCHEDULE.choice(s)? {
             "decreasing" => Ok(StepSchedule::Decreasing {
                 h0,
-                b: s.f64_in("schedule_b", 1000.0, 1e-12, f64::INFINITY)?,
-                gamma: s.f64_in("schedule_gamma", 0.33, 0.0, 1.0)?,
+                b: P_SCHEDULE_B.real(s)?,
+                gamma: P_SCHEDULE_GAMMA.real(s)?,
             }),
             _ => {
                 for key in ["schedule_b", "schedule_gamma"] {

@@ -85,7 +85,9 @@ pub mod chain;
 pub use crate::estimator::dpp::KDpp;
 use crate::estimator::gradient;
 pub use crate::estimator::gradient::{GradientEstimator, Subsampler};
-pub use chain::{AdaptiveBatch, Dynamics, SgChain, StepSchedule};
+pub use chain::{
+    AdaptiveBatch, Dynamics, SgChain, StepSchedule, P_SCHEDULE, P_SCHEDULE_B, P_SCHEDULE_GAMMA,
+};
 
 use crate::chain::{Chain, Cost};
 use crate::dist::{AliasTable, IndexSampler};
@@ -645,32 +647,6 @@ const P_STEP: ParamSpec = ParamSpec {
         default: f64::NAN,
         min: 0.0,
         max: f64::INFINITY,
-    },
-};
-
-const P_SCHEDULE: ParamSpec = ParamSpec {
-    key: "schedule",
-    description: "step sizes: constant, or decreasing h_t = h₀(1 + t/b)^(−γ) = a(b + t)^(−γ)",
-    kind: ParamKind::Choice(&["constant", "decreasing"]),
-};
-
-const P_SCHEDULE_B: ParamSpec = ParamSpec {
-    key: "schedule_b",
-    description: "b of the decreasing schedule (iterations until h has fallen by 2^γ)",
-    kind: ParamKind::Real {
-        default: 1000.0,
-        min: 0.0,
-        max: f64::INFINITY,
-    },
-};
-
-const P_SCHEDULE_GAMMA: ParamSpec = ParamSpec {
-    key: "schedule_gamma",
-    description: "exponent γ of the decreasing schedule (Teh et al. 2016: 1/3; Welling & Teh's Σh² < ∞ needs γ > ½)",
-    kind: ParamKind::Real {
-        default: 0.33,
-        min: 0.0,
-        max: 1.0,
     },
 };
 
