@@ -9,7 +9,7 @@
 //! Neal, R. M. (2011). MCMC using Hamiltonian dynamics. Handbook of MCMC, ch. 5.
 
 use super::leapfrog::{leapfrog, PhasePoint};
-use super::{accept_prob, Adaptable, Kernel, Metric, StepInfo, Tunable};
+use super::{accept_prob, Adaptable, Kernel, KernelInfo, Metric, StepInfo, Tunable};
 use crate::cost::Cost;
 use crate::error::Error;
 use crate::model::LogDensity;
@@ -156,6 +156,8 @@ impl Tunable for Hmc {
         self.metric = metric;
     }
 }
+
+impl<T: LogDensity + ?Sized> KernelInfo<T> for Hmc {}
 
 impl<T: LogDensity + ?Sized> Adaptable<T> for Hmc {
     fn probe<R: Rng + ?Sized>(

@@ -9,7 +9,7 @@
 //! Roberts, G. O. & Tweedie, R. L. (1996). Exponential convergence of Langevin distributions and
 //! their discrete approximations. Bernoulli 2(4). Roberts & Rosenthal (1998), optimal acceptance 0.574.
 
-use super::{accept_prob, Adaptable, HasPosition, Kernel, Metric, StepInfo, Tunable};
+use super::{accept_prob, Adaptable, HasPosition, Kernel, KernelInfo, Metric, StepInfo, Tunable};
 use crate::cost::Cost;
 use crate::dist;
 use crate::error::Error;
@@ -172,6 +172,8 @@ impl Tunable for Mala {
         self.metric = metric;
     }
 }
+
+impl<T: LogDensity + ?Sized> KernelInfo<T> for Mala {}
 
 impl<T: LogDensity + ?Sized> Adaptable<T> for Mala {
     fn probe<R: Rng + ?Sized>(

@@ -95,6 +95,28 @@ pub trait Kernel<T: ?Sized> {
     fn step<R: Rng + ?Sized>(&self, rng: &mut R, target: &T, state: &mut Self::State) -> StepInfo;
 }
 
+/// What a kernel tells about itself besides its steps, for the driver to report: the names
+/// of its extras, the values it resolved, whether it is exact or signed. Every kernel the
+/// generic driver ([`crate::sampler::Driver`]) runs implements it.
+pub trait KernelInfo<T: ?Sized>: Kernel<T> {
+    /// Names of the meaningful entries of [`StepInfo::extra`].
+    fn extra_names(&self) -> Vec<&'static str> {
+        Vec::new()
+    }
+    /// Values the kernel chose itself (scales, subsample sizes, ...), as (name, value).
+    fn resolved(&self, _state: &Self::State) -> Vec<(&'static str, f64)> {
+        Vec::new()
+    }
+    /// Whether it targets the posterior exactly.
+    fn exact(&self) -> bool {
+        true
+    }
+    /// Whether its draws carry signs.
+    fn signed(&self) -> bool {
+        false
+    }
+}
+
 /// Kernels whose step size and metric warm-up adaptation may tune.
 pub trait Tunable {
     /// Current step size ε.
@@ -108,7 +130,7 @@ pub trait Tunable {
 }
 
 /// Kernels that warm-up adaptation ([`crate::sampler::AdaptiveChain`]) can drive.
-pub trait Adaptable<T: ?Sized>: Kernel<T> + Tunable {
+pub trait Adaptable<T: ?Sized>: KernelInfo<T> + Tunable {
     /// Acceptance probability of one cheap trial move from `state` with step size `eps`
     /// (one leapfrog step for Hamiltonian kernels, one proposal for MH kernels), leaving `state`
     /// unchanged, and what it cost. Used by the initial step-size heuristic. Never NaN.
@@ -122,10 +144,6 @@ pub trait Adaptable<T: ?Sized>: Kernel<T> + Tunable {
     /// Whether `init` evaluates the gradient (for setup-cost accounting).
     fn uses_gradient(&self) -> bool {
         true
-    }
-    /// Names of the meaningful entries of [`StepInfo::extra`].
-    fn extra_names(&self) -> Vec<&'static str> {
-        Vec::new()
     }
 }
 

@@ -17,7 +17,7 @@
 
 use super::hmc::{init_point, probe_one_leapfrog, MAX_ENERGY_ERROR};
 use super::leapfrog::{leapfrog, PhasePoint};
-use super::{Adaptable, Kernel, Metric, StepInfo, Tunable};
+use super::{Adaptable, Kernel, KernelInfo, Metric, StepInfo, Tunable};
 use crate::cost::Cost;
 use crate::error::Error;
 use crate::math;
@@ -351,6 +351,9 @@ impl<T: LogDensity + ?Sized> Adaptable<T> for Nuts {
     ) -> (f64, Cost) {
         probe_one_leapfrog(rng, target, &self.metric, state, eps)
     }
+}
+
+impl<T: LogDensity + ?Sized> KernelInfo<T> for Nuts {
     fn extra_names(&self) -> Vec<&'static str> {
         vec!["tree_depth"]
     }

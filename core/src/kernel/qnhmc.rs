@@ -46,7 +46,7 @@
 
 use super::hmc::MAX_ENERGY_ERROR;
 use super::leapfrog::{leapfrog, PhasePoint};
-use super::{accept_prob, Adaptable, HasPosition, Kernel, Metric, StepInfo, Tunable};
+use super::{accept_prob, Adaptable, HasPosition, Kernel, KernelInfo, Metric, StepInfo, Tunable};
 use crate::cost::Cost;
 use crate::error::Error;
 use crate::linalg::{dot, Cholesky};
@@ -775,6 +775,8 @@ impl Tunable for Qnhmc {
         }
     }
 }
+
+impl<T: LogDensity + ?Sized> KernelInfo<T> for Qnhmc {}
 
 impl<T: LogDensity + ?Sized> Adaptable<T> for Qnhmc {
     fn probe<R: Rng + ?Sized>(

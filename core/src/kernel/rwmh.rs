@@ -8,7 +8,7 @@
 //! Roberts, G. O., Gelman, A. & Gilks, W. R. (1997). Weak convergence and optimal scaling of
 //! random walk Metropolis algorithms. Ann. Appl. Probab. 7(1) (optimal acceptance 0.234).
 
-use super::{accept_prob, Adaptable, HasPosition, Kernel, Metric, StepInfo, Tunable};
+use super::{accept_prob, Adaptable, HasPosition, Kernel, KernelInfo, Metric, StepInfo, Tunable};
 use crate::cost::Cost;
 use crate::dist;
 use crate::error::Error;
@@ -118,6 +118,8 @@ impl Tunable for Rwmh {
         self.metric = metric;
     }
 }
+
+impl<T: LogDensity + ?Sized> KernelInfo<T> for Rwmh {}
 
 impl<T: LogDensity + ?Sized> Adaptable<T> for Rwmh {
     fn uses_gradient(&self) -> bool {

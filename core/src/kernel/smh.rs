@@ -32,7 +32,7 @@
 //! Metropolis–Hastings for exact Bayesian inference with large datasets*, ICML, Alg. 1,
 //! eqs. (6), (10), (13), (16)–(18).
 
-use super::StepInfo;
+use super::{HasPosition, Kernel, KernelInfo, StepInfo};
 use crate::cost::Cost;
 use crate::dist::{self, AliasTable};
 use crate::error::Error;
@@ -41,6 +41,7 @@ use crate::math;
 use crate::model::{DataModel, GlmView};
 use crate::optim::{find_mode, ModeOptions};
 use crate::rng::{uniform, Rng};
+use alloc::sync::Arc;
 use alloc::vec;
 use alloc::vec::Vec;
 
@@ -141,6 +142,57 @@ pub struct SmhState {
     pub theta: Vec<f64>,
     /// log π(θ) when known (valid until θ moves through the thinning branch).
     pub cached_log_post: Option<f64>,
+}
+
+impl HasPosition for SmhState {
+    fn position(&self) -> &[f64] {
+        &self.theta
+    }
+}
+
+/// SMH as a [`Kernel`] over a data model (θ̂, bounds and proposal fixed at construction).
+impl Kernel<Arc<dyn DataModel>> for Smh {
+    type State = SmhState;
+    /// The state at `position` (usually θ̂: [`Smh::init_state`]).
+    fn init(&self, _target: &Arc<dyn DataModel>, position: &[f64]) -> Result<SmhState, Error> {
+        if position.len() != self.d {
+            return Err(Error::Dimension {
+                what: "position",
+                expected: self.d,
+                got: position.len(),
+            });
+        }
+        if position.iter().any(|x| !x.is_finite()) {
+            return Err(Error::NonFiniteStart);
+        }
+        Ok(SmhState {
+            theta: position.to_vec(),
+            cached_log_post: None,
+        })
+    }
+    fn step<R: Rng + ?Sized>(
+        &self,
+        rng: &mut R,
+        target: &Arc<dyn DataModel>,
+        state: &mut SmhState,
+    ) -> StepInfo {
+        Smh::step(self, rng, target.as_ref(), state)
+    }
+}
+
+impl KernelInfo<Arc<dyn DataModel>> for Smh {
+    fn extra_names(&self) -> Vec<&'static str> {
+        vec!["bound", "fell_back", "points", "log_first_factor"]
+    }
+    /// The proposal's scale (random walk, π̂₁) or ρ (pCN).
+    fn resolved(&self, _state: &SmhState) -> Vec<(&'static str, f64)> {
+        match self.proposal {
+            SmhProposal::RandomWalk { scale } | SmhProposal::Pi1 { scale } => {
+                vec![("scale", scale)]
+            }
+            SmhProposal::Pcn { rho } => vec![("rho", rho)],
+        }
+    }
 }
 
 /// The supremum constants sup|f^{(k+1)}| for `view`'s family, or an error naming the family.

@@ -5,6 +5,7 @@
 //! [registry](crate::registry), which lists them. Nothing below this module imports it.
 
 pub mod adaptive;
+pub mod driver;
 pub mod hmcecs;
 pub mod minibatch_mh;
 pub mod pfsgld;
@@ -13,4 +14,5 @@ pub mod qnhmc;
 pub mod sgmcmc;
 pub mod smh;
 
-pub use adaptive::{AdaptConfig, AdaptiveChain, MetricAdaptation};
+pub use adaptive::{AdaptConfig, AdaptiveChain, MetricAdaptation, StanWarmup};
+pub use driver::{Driver, NoWarmup, Warmup};

@@ -1,101 +1,34 @@
 //! The `smh-1` / `smh-2` samplers: the SMH kernel ([`crate::kernel::smh`]) frozen from the
 //! first iteration and started at θ̂, its settings schema and parsing.
 
-use crate::chain::{Chain, Cost};
+use super::driver::{Driver, NoWarmup};
+use crate::chain::Chain;
 use crate::error::Error;
-use crate::kernel::smh::{BoundNorm, Smh, SmhOptions, SmhProposal, SmhState};
-use crate::kernel::StepInfo;
+use crate::kernel::smh::{BoundNorm, Smh, SmhOptions, SmhProposal};
 use crate::model::DataModel;
 use crate::optim::ModeOptions;
-use crate::rng::ChainRng;
 use crate::schema::{ChainConfig, ParamKind, ParamSpec, SamplerInfo};
 use crate::settings::Settings;
 use alloc::boxed::Box;
-use alloc::string::String;
 use alloc::sync::Arc;
-use alloc::vec;
-use alloc::vec::Vec;
 
 /// A running SMH chain: the frozen kernel from the first iteration (θ̂, bounds and proposal
 /// are fixed at construction, so warm-up iterations are ordinary SMH steps), started at θ̂.
-pub struct SmhChain {
-    kernel: Smh,
-    model: Arc<dyn DataModel>,
-    state: SmhState,
-    iter: usize,
-    warmup: usize,
-    names: Vec<String>,
-}
+pub type SmhChain = Driver<Smh, Arc<dyn DataModel>, NoWarmup>;
 
-impl SmhChain {
+impl Driver<Smh, Arc<dyn DataModel>, NoWarmup> {
     /// Build the kernel for `model` and start at θ̂.
     pub fn new(model: Arc<dyn DataModel>, opts: &SmhOptions, warmup: usize) -> Result<Self, Error> {
         let kernel = Smh::new(model.as_ref(), opts)?;
-        let state = kernel.init_state();
-        let names = model.param_names();
-        Ok(SmhChain {
-            kernel,
-            model,
-            state,
-            iter: 0,
-            warmup,
-            names,
-        })
+        Ok(Self::from_kernel(kernel, model, warmup))
     }
 
     /// Run a given kernel (e.g. one from [`Smh::with_theta_hat`]), starting at its θ̂.
     pub fn from_kernel(kernel: Smh, model: Arc<dyn DataModel>, warmup: usize) -> Self {
         let state = kernel.init_state();
         let names = model.param_names();
-        SmhChain {
-            kernel,
-            model,
-            state,
-            iter: 0,
-            warmup,
-            names,
-        }
-    }
-
-    /// The kernel.
-    pub fn kernel(&self) -> &Smh {
-        &self.kernel
-    }
-}
-
-impl Chain for SmhChain {
-    fn dim(&self) -> usize {
-        self.kernel.dim()
-    }
-    fn param_names(&self) -> Vec<String> {
-        self.names.clone()
-    }
-    fn extra_names(&self) -> Vec<&'static str> {
-        vec!["bound", "fell_back", "points", "log_first_factor"]
-    }
-    fn step(&mut self, rng: &mut ChainRng) -> StepInfo {
-        self.iter += 1;
-        self.kernel.step(rng, self.model.as_ref(), &mut self.state)
-    }
-    fn position(&self) -> &[f64] {
-        &self.state.theta
-    }
-    fn iteration(&self) -> usize {
-        self.iter
-    }
-    fn warmup(&self) -> usize {
-        self.warmup
-    }
-    fn setup_cost(&self) -> Cost {
-        self.kernel.setup_cost()
-    }
-    fn resolved(&self) -> Vec<(&'static str, f64)> {
-        match self.kernel.proposal() {
-            SmhProposal::RandomWalk { scale } | SmhProposal::Pi1 { scale } => {
-                vec![("scale", scale)]
-            }
-            SmhProposal::Pcn { rho } => vec![("rho", rho)],
-        }
+        let setup = kernel.setup_cost();
+        Driver::from_parts(kernel, model, state, NoWarmup, names, warmup, setup)
     }
 }
 

@@ -1,0 +1,170 @@
+//! The generic chain driver: any kernel, any warm-up, one [`Chain`].
+//!
+//! A sampler is a [`Kernel`] (its mathematics: `init`, `step`), described by [`KernelInfo`],
+//! plus a [`Warmup`] (what changes in the kernel during the first `warmup` iterations: step
+//! size, metric, centres, schedules; [`NoWarmup`] for a kernel frozen from the start). The
+//! [`Driver`] runs them: each iteration is one kernel step; during warm-up the warm-up then
+//! adapts the kernel and its extra work is charged to that step; afterwards nothing changes.
+//! Every cost the chain reports comes from the kernel's [`StepInfo`] plus the warm-up's.
+
+use crate::chain::{Chain, Cost};
+use crate::kernel::{HasPosition, Kernel, KernelInfo, StepInfo};
+use crate::rng::ChainRng;
+use alloc::string::String;
+use alloc::vec::Vec;
+
+/// What adapts during warm-up. `adapt` runs after each warm-up iteration, `finish` once after
+/// the last; both may change the kernel (never the target).
+pub trait Warmup<K: Kernel<T>, T> {
+    /// After warm-up iteration `t` (0-based) whose step reported `info`: adapt `kernel` (the
+    /// state may be used, e.g. as a draw for a metric estimate). Returns the per-datum work
+    /// spent, charged to this iteration.
+    fn adapt(
+        &mut self,
+        t: usize,
+        kernel: &mut K,
+        target: &T,
+        state: &mut K::State,
+        info: &StepInfo,
+        rng: &mut ChainRng,
+    ) -> Cost;
+    /// After the last warm-up iteration: freeze the adapted values in the kernel.
+    fn finish(&mut self, _kernel: &mut K) {}
+    /// Values the warm-up chose (step size, ...), reported with the kernel's own.
+    fn resolved(&self, _kernel: &K) -> Vec<(&'static str, f64)> {
+        Vec::new()
+    }
+}
+
+/// A kernel frozen from the first iteration: warm-up iterations are ordinary steps.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoWarmup;
+
+impl<K: Kernel<T>, T> Warmup<K, T> for NoWarmup {
+    fn adapt(
+        &mut self,
+        _t: usize,
+        _kernel: &mut K,
+        _target: &T,
+        _state: &mut K::State,
+        _info: &StepInfo,
+        _rng: &mut ChainRng,
+    ) -> Cost {
+        Cost::default()
+    }
+}
+
+/// A kernel, its target and state, and its warm-up, run as a [`Chain`].
+pub struct Driver<K: Kernel<T>, T, W> {
+    pub(crate) kernel: K,
+    pub(crate) target: T,
+    pub(crate) state: K::State,
+    pub(crate) warmup: W,
+    names: Vec<String>,
+    n_warmup: usize,
+    iteration: usize,
+    setup: Cost,
+}
+
+impl<K: Kernel<T>, T, W> Driver<K, T, W> {
+    /// A driver at `state` (built by the caller, whose work `setup` it reports), running
+    /// `n_warmup` warm-up iterations. `names` are the parameter names (length d).
+    pub fn from_parts(
+        kernel: K,
+        target: T,
+        state: K::State,
+        warmup: W,
+        names: Vec<String>,
+        n_warmup: usize,
+        setup: Cost,
+    ) -> Self {
+        Driver {
+            kernel,
+            target,
+            state,
+            warmup,
+            names,
+            n_warmup,
+            iteration: 0,
+            setup,
+        }
+    }
+
+    /// The kernel (with whatever warm-up has set).
+    pub fn kernel(&self) -> &K {
+        &self.kernel
+    }
+    /// The kernel's state.
+    pub fn state(&self) -> &K::State {
+        &self.state
+    }
+    /// The target.
+    pub fn target(&self) -> &T {
+        &self.target
+    }
+    /// The warm-up.
+    pub fn warmup_schedule(&self) -> &W {
+        &self.warmup
+    }
+}
+
+impl<K, T, W> Chain for Driver<K, T, W>
+where
+    K: KernelInfo<T> + Send,
+    T: Send,
+    W: Warmup<K, T> + Send,
+{
+    fn dim(&self) -> usize {
+        self.names.len()
+    }
+    fn param_names(&self) -> Vec<String> {
+        self.names.clone()
+    }
+    fn extra_names(&self) -> Vec<&'static str> {
+        self.kernel.extra_names()
+    }
+    fn signed(&self) -> bool {
+        self.kernel.signed()
+    }
+    fn exact(&self) -> bool {
+        self.kernel.exact()
+    }
+    fn step(&mut self, rng: &mut ChainRng) -> StepInfo {
+        let mut info = self.kernel.step(rng, &self.target, &mut self.state);
+        let t = self.iteration;
+        self.iteration += 1;
+        if t < self.n_warmup {
+            let c = self.warmup.adapt(
+                t,
+                &mut self.kernel,
+                &self.target,
+                &mut self.state,
+                &info,
+                rng,
+            );
+            info.lik_evals += c.lik_evals;
+            info.grad_evals += c.grad_evals;
+            if t + 1 == self.n_warmup {
+                self.warmup.finish(&mut self.kernel);
+            }
+        }
+        info
+    }
+    fn position(&self) -> &[f64] {
+        self.state.position()
+    }
+    fn iteration(&self) -> usize {
+        self.iteration
+    }
+    fn warmup(&self) -> usize {
+        self.n_warmup
+    }
+    fn setup_cost(&self) -> Cost {
+        self.setup
+    }
+    fn resolved(&self) -> Vec<(&'static str, f64)> {
+        let mut r = self.warmup.resolved(&self.kernel);
+        r.extend(self.kernel.resolved(&self.state));
+        r
+    }
+}
