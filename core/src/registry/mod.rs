@@ -14,7 +14,7 @@ pub mod samplers;
 pub use crate::schema::{ChainConfig, ModelInfo, ParamKind, ParamSpec, SamplerInfo};
 use alloc::boxed::Box;
 use alloc::sync::Arc;
-pub use samplers::series_models;
+pub use samplers::{check_compatible, compatible, series_models};
 
 /// Every sampler available, in display order.
 pub fn samplers() -> &'static [SamplerInfo] {

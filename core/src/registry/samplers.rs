@@ -198,33 +198,56 @@ fn route_series(
         _ => {}
     }
     let series = model.as_series()?;
-    let name = series.ssm().name();
-    if SERIES_EXACT.contains(&config.sampler) {
-        if series.has_exact_likelihood() {
-            return None;
-        }
-        return Some(Err(Error::setting(
-            "sampler",
-            alloc::format!(
-                "`{}` needs an exact likelihood, which model `{name}` does not have: use pmmh \
-                 (exact, particle likelihood) or pf-sgld",
-                config.sampler
-            ),
-        )));
+    match check_compatible(config.sampler, series.ssm().name()) {
+        Ok(()) => None,
+        Err(e) => Some(Err(e)),
     }
-    Some(Err(Error::setting(
-        "sampler",
+}
+
+/// Whether sampler `sampler` runs on model `model`: time-series models take the samplers
+/// [`series_models`] routes to them; other models the samplers that list them (or list none).
+pub fn compatible(sampler: &str, model: &str) -> bool {
+    if crate::model::series::SERIES_MODELS.contains(&model) {
+        return series_models(sampler).contains(&model);
+    }
+    super::sampler(sampler).is_ok_and(|i| i.models.is_empty() || i.models.contains(&model))
+}
+
+/// [`compatible`], as an error that says what to use instead.
+pub fn check_compatible(sampler: &str, model: &str) -> Result<(), Error> {
+    if compatible(sampler, model) {
+        return Ok(());
+    }
+    let exact_series = series_models("nuts").contains(&model);
+    let msg = if crate::model::series::SERIES_MODELS.contains(&model) {
+        if SERIES_EXACT.contains(&sampler) {
+            alloc::format!(
+                "`{sampler}` needs an exact likelihood, which model `{model}` does not have: \
+                 use pmmh (exact, particle likelihood) or pf-sgld"
+            )
+        } else {
+            alloc::format!(
+                "`{sampler}` subsamples i.i.d. data and does not apply to the time-series model \
+                 `{model}`: use pf-sgld or pmmh{}",
+                if exact_series {
+                    " (or the exact rwmh, mala, hmc, nuts with the Kalman likelihood)"
+                } else {
+                    ""
+                }
+            )
+        }
+    } else {
+        let supported: Vec<&str> = super::models()
+            .iter()
+            .map(|m| m.name)
+            .filter(|m| compatible(sampler, m))
+            .collect();
         alloc::format!(
-            "`{}` subsamples i.i.d. data and does not apply to the time-series model `{name}`: \
-             use pf-sgld or pmmh{}",
-            config.sampler,
-            if series.has_exact_likelihood() {
-                " (or the exact rwmh, mala, hmc, nuts with the Kalman likelihood)"
-            } else {
-                ""
-            }
-        ),
-    )))
+            "sampler `{sampler}` does not support model `{model}` (it supports: {})",
+            supported.join(", ")
+        )
+    };
+    Err(Error::setting("sampler", msg))
 }
 
 /// The settings every exact sampler shares.
