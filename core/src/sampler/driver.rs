@@ -90,6 +90,10 @@ impl<K: Kernel<T>, T, W> Driver<K, T, W> {
         }
     }
 
+    /// Add set-up work done after construction (a control variate's pass, ...).
+    pub fn add_setup(&mut self, cost: Cost) {
+        self.setup += cost;
+    }
     /// The kernel (with whatever warm-up has set).
     pub fn kernel(&self) -> &K {
         &self.kernel

@@ -23,7 +23,7 @@ use super::{draw_next, MinibatchTest, TestOutcome};
 use crate::error::Error;
 use crate::math;
 
-use crate::rng::{uniform_open, ChainRng};
+use crate::rng::{uniform_open, Rng};
 use alloc::vec::Vec;
 
 /// Upper tail 1 − F(t) of Student's t with ν degrees of freedom, for t ≥ 0.
@@ -177,8 +177,8 @@ impl AustereMh {
 /// The sequential t-test with design (m, ε) on data drawn through `perm`; `ratio(i)` is lᵢ
 /// (`None` to stop: a non-finite ratio). Fills `out` (batch, Δ*, se², decision).
 #[allow(clippy::too_many_arguments)]
-fn sequential_t_test(
-    rng: &mut ChainRng,
+fn sequential_t_test<R: Rng + ?Sized>(
+    rng: &mut R,
     perm: &mut [usize],
     m: usize,
     epsilon: f64,
@@ -229,8 +229,8 @@ fn sequential_t_test(
 /// The per-datum threshold μ₀ = (ln u − [log p(θ′) − log p(θ)]) / N of the sequential tests,
 /// or `None` when the prior difference already decides the step (NaN: a divergent rejection,
 /// −∞: a rejection; `out` is marked accordingly).
-fn sequential_threshold(
-    rng: &mut ChainRng,
+fn sequential_threshold<R: Rng + ?Sized>(
+    rng: &mut R,
     lp0: f64,
     lp1: f64,
     nf: f64,
@@ -270,9 +270,9 @@ impl MinibatchTest for AustereMh {
             AustereDesign::NonConservative(t) => alloc::vec![("error_bound", t.bound())],
         }
     }
-    fn decide(
-        &mut self,
-        rng: &mut ChainRng,
+    fn decide<R: Rng + ?Sized>(
+        &self,
+        rng: &mut R,
         diffs: &super::cv::StepDiffs<'_>,
         lp0: f64,
         lp1: f64,
@@ -285,7 +285,7 @@ impl MinibatchTest for AustereMh {
             return out;
         };
         let inv_k = 1.0 / self.temperature;
-        let table = match &mut self.design {
+        let table = match &self.design {
             AustereDesign::NonConservative(t) => t,
             _ => {
                 let mut evals = 0u64;
@@ -412,9 +412,9 @@ impl MinibatchTest for MhSubLhd {
     fn extra_names(&self) -> Vec<&'static str> {
         alloc::vec!["batch_size", "bound_c", "all_data", "delta_hat"]
     }
-    fn decide(
-        &mut self,
-        rng: &mut ChainRng,
+    fn decide<R: Rng + ?Sized>(
+        &self,
+        rng: &mut R,
         diffs: &super::cv::StepDiffs<'_>,
         lp0: f64,
         lp1: f64,

@@ -21,9 +21,11 @@ pub mod xcorr;
 
 use crate::dist::std_normal;
 use crate::error::Error;
+use crate::kernel::{HasPosition, Kernel, KernelInfo, StepInfo};
 use crate::math;
 use crate::model::DataModel;
-use crate::rng::{uniform_index, uniform_open, ChainRng, Rng};
+use crate::rng::{uniform_index, uniform_open, Rng};
+use alloc::sync::Arc;
 use alloc::vec::Vec;
 use xcorr::Correction;
 
@@ -59,9 +61,9 @@ pub trait MinibatchTest: Send {
     /// Decide the move θ → θ' (log priors `lp0`, `lp1`) from the per-datum log-likelihood
     /// differences `diffs` (plain or with control variates). `perm` is a permutation of `0..n`
     /// that the test partially re-shuffles to draw data without replacement.
-    fn decide(
-        &mut self,
-        rng: &mut ChainRng,
+    fn decide<R: Rng + ?Sized>(
+        &self,
+        rng: &mut R,
         diffs: &cv::StepDiffs<'_>,
         lp0: f64,
         lp1: f64,
@@ -224,14 +226,150 @@ impl MinibatchTest for MinibatchMh {
     fn temperature(&self) -> f64 {
         self.temperature
     }
-    fn decide(
-        &mut self,
-        rng: &mut ChainRng,
+    fn decide<R: Rng + ?Sized>(
+        &self,
+        rng: &mut R,
         diffs: &cv::StepDiffs<'_>,
         lp0: f64,
         lp1: f64,
         perm: &mut [usize],
     ) -> TestOutcome {
         self.test_diffs(rng, diffs, lp0, lp1, perm)
+    }
+}
+
+/// The random-walk kernel of the minibatch samplers (`mh-minibatch`, `austere-mh`,
+/// `mh-sublhd`): θ′ = θ + εξ, ξ ~ N(0, I), accepted or not by the [`MinibatchTest`] `test`
+/// reading the per-datum differences ℓᵢ(θ′) − ℓᵢ(θ) — through the second-order Taylor control
+/// variate `cv` when it is set ([`cv::StepDiffs`]).
+#[derive(Debug, Clone)]
+pub struct MinibatchRw<M: MinibatchTest> {
+    /// The accept/reject test (and the step size ε and temperature).
+    pub test: M,
+    /// The control variate the test reads differences through (None: plain differences).
+    pub cv: Option<cv::TaylorCv>,
+}
+
+/// The state of [`MinibatchRw`]: θ, the proposal buffer, log p(θ), and the permutation the
+/// tests draw data from without replacement.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MinibatchRwState {
+    theta: Vec<f64>,
+    proposal: Vec<f64>,
+    log_prior: f64,
+    perm: Vec<usize>,
+}
+
+impl HasPosition for MinibatchRwState {
+    fn position(&self) -> &[f64] {
+        &self.theta
+    }
+}
+
+impl<M: MinibatchTest> Kernel<Arc<dyn DataModel>> for MinibatchRw<M> {
+    type State = MinibatchRwState;
+
+    /// The state at `position`; checks that the prior and every ℓᵢ are finite there (one
+    /// data pass). Fails when both the test and the model temper the likelihood (K ≠ 1 on
+    /// each: the target would silently be tempered twice).
+    fn init(&self, model: &Arc<dyn DataModel>, position: &[f64]) -> Result<Self::State, Error> {
+        let d = model.dim();
+        let n = model.n();
+        if n == 0 {
+            return Err(Error::data("mh-minibatch needs at least one datum"));
+        }
+        let model_k = model.likelihood_temperature();
+        if self.test.temperature() != 1.0 && model_k != 1.0 {
+            return Err(Error::setting(
+                "temperature",
+                alloc::format!(
+                    "the model is already tempered (its temperature is {model_k}); set the temperature on the model or on the sampler, not both (the likelihood would be divided by {model_k} × {})",
+                    self.test.temperature()
+                ),
+            ));
+        }
+        if position.len() != d {
+            return Err(Error::Dimension {
+                what: "position",
+                expected: d,
+                got: position.len(),
+            });
+        }
+        let lp = model.log_prior(position);
+        if !lp.is_finite() || position.iter().any(|x| !x.is_finite()) {
+            return Err(Error::NonFiniteStart);
+        }
+        if !model.log_lik_all(position).is_finite() {
+            return Err(Error::NonFiniteStart);
+        }
+        Ok(MinibatchRwState {
+            theta: position.to_vec(),
+            proposal: position.to_vec(),
+            log_prior: lp,
+            perm: (0..n).collect(),
+        })
+    }
+
+    fn step<R: Rng + ?Sized>(
+        &self,
+        rng: &mut R,
+        model: &Arc<dyn DataModel>,
+        state: &mut MinibatchRwState,
+    ) -> StepInfo {
+        let eps = self.test.step_size();
+        for (p, &t) in state.proposal.iter_mut().zip(&state.theta) {
+            *p = t + eps * std_normal(rng);
+        }
+        let lp1 = model.log_prior(&state.proposal);
+        let diffs = cv::StepDiffs::new(
+            model.as_ref(),
+            &state.theta,
+            &state.proposal,
+            self.cv.as_ref(),
+        );
+        let o = self
+            .test
+            .decide(rng, &diffs, state.log_prior, lp1, &mut state.perm);
+        if o.accepted {
+            state.theta.copy_from_slice(&state.proposal);
+            state.log_prior = lp1;
+        }
+        StepInfo {
+            accept_prob: if o.delta.is_nan() {
+                0.0
+            } else {
+                math::sigmoid(o.delta)
+            },
+            accepted: o.accepted,
+            divergent: o.divergent,
+            lik_evals: o.lik_evals,
+            grad_evals: 0,
+            n_leapfrog: 0,
+            step_size: eps,
+            energy: f64::NAN,
+            sign: 1.0,
+            extra: [
+                o.batch as f64,
+                o.s2,
+                if o.exact_fallback { 1.0 } else { 0.0 },
+                o.delta,
+            ],
+        }
+    }
+}
+
+impl<M: MinibatchTest> KernelInfo<Arc<dyn DataModel>> for MinibatchRw<M> {
+    fn extra_names(&self) -> Vec<&'static str> {
+        self.test.extra_names()
+    }
+    /// The test's own choices, ε, and whether the control variate is on (1/0).
+    fn resolved(&self, _state: &MinibatchRwState) -> Vec<(&'static str, f64)> {
+        let mut r = self.test.resolved();
+        r.push(("step_size", self.test.step_size()));
+        r.push(("control_variate", if self.cv.is_some() { 1.0 } else { 0.0 }));
+        r
+    }
+    fn exact(&self) -> bool {
+        false
     }
 }

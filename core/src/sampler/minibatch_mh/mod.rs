@@ -2,193 +2,66 @@
 //! random-walk driver whose accept/reject step is a [`MinibatchTest`] kernel
 //! ([`crate::kernel::minibatch_mh`]), the start point, and `mh-minibatch`'s settings.
 
+use super::driver::{Driver, NoWarmup};
 use crate::chain::{Chain, Cost};
-use crate::dist::std_normal;
 use crate::error::Error;
 use crate::kernel::minibatch_mh::xcorr::Correction;
-use crate::kernel::minibatch_mh::{cv, MinibatchMh, MinibatchTest};
-use crate::kernel::StepInfo;
+use crate::kernel::minibatch_mh::{cv, MinibatchMh, MinibatchRw, MinibatchTest};
+use crate::kernel::Kernel;
 use crate::math;
 use crate::model::DataModel;
 use crate::rng::{uniform, ChainRng};
 use crate::schema::{ChainConfig, ParamKind, ParamSpec, SamplerInfo};
 use alloc::boxed::Box;
-use alloc::string::String;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 
 pub mod baselines;
 
 /// A running random-walk chain over any [`DataModel`] whose accept/reject step is a
-/// [`MinibatchTest`] (`mh-minibatch`, `austere-mh`, `mh-sublhd`).
-pub struct MinibatchMhChain<T: MinibatchTest = MinibatchMh> {
-    kernel: T,
-    model: Arc<dyn DataModel>,
-    theta: Vec<f64>,
-    proposal: Vec<f64>,
-    log_prior: f64,
-    perm: Vec<usize>,
-    names: Vec<String>,
-    iter: usize,
-    warmup: usize,
-    setup: Cost,
-    /// The control variate the tests read differences through (None: plain differences).
-    cv: Option<cv::TaylorCv>,
-}
+/// [`MinibatchTest`] (`mh-minibatch`, `austere-mh`, `mh-sublhd`): the [`MinibatchRw`] kernel
+/// on the generic driver, frozen from the first iteration.
+pub type MinibatchMhChain<T = MinibatchMh> = Driver<MinibatchRw<T>, Arc<dyn DataModel>, NoWarmup>;
 
-impl<T: MinibatchTest> MinibatchMhChain<T> {
+impl<T: MinibatchTest> Driver<MinibatchRw<T>, Arc<dyn DataModel>, NoWarmup> {
+    /// Start at `position` (checks in [`MinibatchRw`]'s `init`; its data pass is reported as
+    /// set-up cost).
+    pub fn new(
+        test: T,
+        model: Arc<dyn DataModel>,
+        position: &[f64],
+        warmup: usize,
+    ) -> Result<Self, Error> {
+        let kernel = MinibatchRw { test, cv: None };
+        let state = kernel.init(&model, position)?;
+        let names = model.param_names();
+        let setup = Cost {
+            lik_evals: model.n() as u64,
+            grad_evals: 0,
+        };
+        Ok(Driver::from_parts(
+            kernel, model, state, NoWarmup, names, warmup, setup,
+        ))
+    }
+
     /// Read the per-datum differences through the second-order Taylor control variate around
     /// `centre` ([`cv::TaylorCv`]; the model must be a GLM). Its pass over the data is added
     /// to the set-up cost.
     pub fn with_control_variate(mut self, centre: &[f64]) -> Result<Self, Error> {
-        let view = self.model.as_glm().ok_or_else(|| {
+        let view = self.target.as_glm().ok_or_else(|| {
             Error::setting(
                 "control",
                 "control variates need a generalised linear model",
             )
         })?;
         let c = cv::TaylorCv::new(view, centre)?;
-        let n = self.model.n() as u64;
-        self.setup.lik_evals += n;
-        self.setup.grad_evals += n;
-        self.cv = Some(c);
+        let n = self.target.n() as u64;
+        self.add_setup(Cost {
+            lik_evals: n,
+            grad_evals: n,
+        });
+        self.kernel.cv = Some(c);
         Ok(self)
-    }
-
-    /// Start at `position`; checks that the prior and every ℓᵢ are finite there (one data pass,
-    /// reported as setup cost). Fails when both the test and the model temper the likelihood
-    /// (K ≠ 1 on each: the target would silently be tempered twice).
-    pub fn new(
-        kernel: T,
-        model: Arc<dyn DataModel>,
-        position: &[f64],
-        warmup: usize,
-    ) -> Result<Self, Error> {
-        let d = model.dim();
-        let n = model.n();
-        if n == 0 {
-            return Err(Error::data("mh-minibatch needs at least one datum"));
-        }
-        let model_k = model.likelihood_temperature();
-        if kernel.temperature() != 1.0 && model_k != 1.0 {
-            return Err(Error::setting(
-                "temperature",
-                alloc::format!(
-                    "the model is already tempered (its temperature is {model_k}); set the temperature on the model or on the sampler, not both (the likelihood would be divided by {model_k} × {})",
-                    kernel.temperature()
-                ),
-            ));
-        }
-        if position.len() != d {
-            return Err(Error::Dimension {
-                what: "position",
-                expected: d,
-                got: position.len(),
-            });
-        }
-        let lp = model.log_prior(position);
-        if !lp.is_finite() || position.iter().any(|x| !x.is_finite()) {
-            return Err(Error::NonFiniteStart);
-        }
-        if !model.log_lik_all(position).is_finite() {
-            return Err(Error::NonFiniteStart);
-        }
-        Ok(MinibatchMhChain {
-            kernel,
-            names: model.param_names(),
-            theta: position.to_vec(),
-            proposal: position.to_vec(),
-            log_prior: lp,
-            perm: (0..n).collect(),
-            iter: 0,
-            warmup,
-            setup: Cost {
-                lik_evals: n as u64,
-                grad_evals: 0,
-            },
-            model,
-            cv: None,
-        })
-    }
-
-    /// The test and its settings.
-    pub fn kernel(&self) -> &T {
-        &self.kernel
-    }
-}
-
-impl<T: MinibatchTest> Chain for MinibatchMhChain<T> {
-    fn dim(&self) -> usize {
-        self.theta.len()
-    }
-    fn param_names(&self) -> Vec<String> {
-        self.names.clone()
-    }
-    fn extra_names(&self) -> Vec<&'static str> {
-        self.kernel.extra_names()
-    }
-    fn exact(&self) -> bool {
-        false
-    }
-    fn step(&mut self, rng: &mut ChainRng) -> StepInfo {
-        self.iter += 1;
-        let eps = self.kernel.step_size();
-        for (p, &t) in self.proposal.iter_mut().zip(&self.theta) {
-            *p = t + eps * std_normal(rng);
-        }
-        let lp1 = self.model.log_prior(&self.proposal);
-        let diffs = cv::StepDiffs::new(
-            self.model.as_ref(),
-            &self.theta,
-            &self.proposal,
-            self.cv.as_ref(),
-        );
-        let o = self
-            .kernel
-            .decide(rng, &diffs, self.log_prior, lp1, &mut self.perm);
-        if o.accepted {
-            self.theta.copy_from_slice(&self.proposal);
-            self.log_prior = lp1;
-        }
-        StepInfo {
-            accept_prob: if o.delta.is_nan() {
-                0.0
-            } else {
-                math::sigmoid(o.delta)
-            },
-            accepted: o.accepted,
-            divergent: o.divergent,
-            lik_evals: o.lik_evals,
-            grad_evals: 0,
-            n_leapfrog: 0,
-            step_size: eps,
-            energy: f64::NAN,
-            sign: 1.0,
-            extra: [
-                o.batch as f64,
-                o.s2,
-                if o.exact_fallback { 1.0 } else { 0.0 },
-                o.delta,
-            ],
-        }
-    }
-    fn position(&self) -> &[f64] {
-        &self.theta
-    }
-    fn iteration(&self) -> usize {
-        self.iter
-    }
-    fn warmup(&self) -> usize {
-        self.warmup
-    }
-    fn setup_cost(&self) -> Cost {
-        self.setup
-    }
-    fn resolved(&self) -> Vec<(&'static str, f64)> {
-        let mut r = self.kernel.resolved();
-        r.push(("step_size", self.kernel.step_size()));
-        r.push(("control_variate", if self.cv.is_some() { 1.0 } else { 0.0 }));
-        r
     }
 }
 
@@ -358,8 +231,7 @@ pub(crate) fn start_chain<T: MinibatchTest + Clone + 'static>(
                 return Ok(match &centre {
                     Some((theta_hat, cost)) => {
                         let mut c = c.with_control_variate(theta_hat)?;
-                        c.setup.lik_evals += cost.lik_evals;
-                        c.setup.grad_evals += cost.grad_evals;
+                        c.add_setup(*cost);
                         Box::new(c)
                     }
                     None => Box::new(c),
