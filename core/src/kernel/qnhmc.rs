@@ -751,6 +751,7 @@ impl<T: LogDensity + ?Sized> Kernel<T> for Qnhmc {
             n_leapfrog: done as u32,
             step_size: eps,
             energy,
+            extra: self.extras(),
             ..StepInfo::default()
         }
     }
@@ -776,7 +777,39 @@ impl Tunable for Qnhmc {
     }
 }
 
-impl<T: LogDensity + ?Sized> KernelInfo<T> for Qnhmc {}
+impl Qnhmc {
+    /// [`StepInfo::extra`]: BFGS updates, skipped pairs, the estimate's scale, failed mass
+    /// refreshes.
+    pub fn extras(&self) -> [f64; 4] {
+        let p = &self.precond;
+        [
+            p.updates() as f64,
+            p.skipped() as f64,
+            p.scale(),
+            self.mass_failures as f64,
+        ]
+    }
+}
+
+impl<T: LogDensity + ?Sized> KernelInfo<T> for Qnhmc {
+    fn extra_names(&self) -> Vec<&'static str> {
+        alloc::vec![
+            "bfgs_updates",
+            "bfgs_skipped",
+            "precond_scale",
+            "mass_refresh_failures",
+        ]
+    }
+    /// ε, L, the BFGS updates used and the estimate's scale.
+    fn resolved(&self, _state: &QnState) -> Vec<(&'static str, f64)> {
+        alloc::vec![
+            ("eps", self.step_size),
+            ("L", self.n_steps() as f64),
+            ("bfgs_updates", self.precond.updates() as f64),
+            ("precond_scale", self.precond.scale()),
+        ]
+    }
+}
 
 impl<T: LogDensity + ?Sized> Adaptable<T> for Qnhmc {
     fn probe<R: Rng + ?Sized>(

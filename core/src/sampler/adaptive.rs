@@ -119,7 +119,7 @@ where
         kernel: &mut K,
         target: &T,
         state: &mut K::State,
-        info: &StepInfo,
+        info: &mut StepInfo,
         rng: &mut ChainRng,
     ) -> Cost {
         let mut pending = Cost::default();

@@ -17,19 +17,25 @@ use alloc::vec::Vec;
 /// the last; both may change the kernel (never the target).
 pub trait Warmup<K: Kernel<T>, T> {
     /// After warm-up iteration `t` (0-based) whose step reported `info`: adapt `kernel` (the
-    /// state may be used, e.g. as a draw for a metric estimate). Returns the per-datum work
-    /// spent, charged to this iteration.
+    /// state may be used, e.g. as a draw for a metric estimate; `info`'s extras may be updated
+    /// to what the adaptation changed). Returns the per-datum work spent, charged to this
+    /// iteration.
     fn adapt(
         &mut self,
         t: usize,
         kernel: &mut K,
         target: &T,
         state: &mut K::State,
-        info: &StepInfo,
+        info: &mut StepInfo,
         rng: &mut ChainRng,
     ) -> Cost;
     /// After the last warm-up iteration: freeze the adapted values in the kernel.
     fn finish(&mut self, _kernel: &mut K) {}
+    /// Whether it keeps adapting after warm-up (`adapt` is then called at every iteration, and
+    /// the chain is not exact: continuous adaptation changes the kernel's stationary law).
+    fn continues(&self) -> bool {
+        false
+    }
     /// Values the warm-up chose (step size, ...), reported with the kernel's own.
     fn resolved(&self, _kernel: &K) -> Vec<(&'static str, f64)> {
         Vec::new()
@@ -47,7 +53,7 @@ impl<K: Kernel<T>, T> Warmup<K, T> for NoWarmup {
         _kernel: &mut K,
         _target: &T,
         _state: &mut K::State,
-        _info: &StepInfo,
+        _info: &mut StepInfo,
         _rng: &mut ChainRng,
     ) -> Cost {
         Cost::default()
@@ -131,19 +137,19 @@ where
         self.kernel.signed()
     }
     fn exact(&self) -> bool {
-        self.kernel.exact()
+        self.kernel.exact() && !self.warmup.continues()
     }
     fn step(&mut self, rng: &mut ChainRng) -> StepInfo {
         let mut info = self.kernel.step(rng, &self.target, &mut self.state);
         let t = self.iteration;
         self.iteration += 1;
-        if t < self.n_warmup {
+        if t < self.n_warmup || self.warmup.continues() {
             let c = self.warmup.adapt(
                 t,
                 &mut self.kernel,
                 &self.target,
                 &mut self.state,
-                &info,
+                &mut info,
                 rng,
             );
             info.lik_evals += c.lik_evals;

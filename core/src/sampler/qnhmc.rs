@@ -2,6 +2,7 @@
 //! (freeze at the end of warm-up, or continuous), step-size warm-up and starting point, and its
 //! settings schema and parsing.
 
+use super::driver::{Driver, Warmup};
 use crate::adapt::{find_reasonable_step_size, DualAveraging, WindowSchedule};
 use crate::chain::{Chain, Cost};
 use crate::error::Error;
@@ -64,24 +65,104 @@ impl Default for QnhmcOptions {
     }
 }
 
-/// A QNHMC chain over any target: kernel, BFGS adaptation and step-size warm-up.
-pub struct QnhmcChain<T: LogDensity> {
-    kernel: Qnhmc,
-    target: T,
-    state: QnState,
-    names: Vec<String>,
+/// QNHMC's warm-up: BFGS updates of B from accepted steps' pairs (until `freeze_at` with
+/// `adapt=freeze`, never with `off`, always with `continuous`), dual averaging of ε, and at
+/// each checkpoint (first update, end of a Stan window, the freeze) a mass refresh and a
+/// restart of the step-size heuristic.
+pub struct QnWarmup {
     opts: QnhmcOptions,
     warmup: usize,
     /// B adapts while iteration < `freeze_at` (mode freeze).
     freeze_at: usize,
-    iteration: usize,
     dual: Option<DualAveraging>,
     windows: WindowSchedule,
-    setup: Cost,
-    pending: Cost,
 }
 
-impl<T: LogDensity> QnhmcChain<T> {
+impl QnWarmup {
+    /// The options.
+    pub fn options(&self) -> &QnhmcOptions {
+        &self.opts
+    }
+
+    /// Whether B adapts after iteration `t` (0-based).
+    fn adapting(&self, t: usize) -> bool {
+        match self.opts.adapt {
+            Adapt::Off => false,
+            Adapt::Continuous => true,
+            Adapt::Freeze => t < self.freeze_at,
+        }
+    }
+}
+
+impl<T: LogDensity> Warmup<Qnhmc, T> for QnWarmup {
+    fn adapt(
+        &mut self,
+        t: usize,
+        kernel: &mut Qnhmc,
+        target: &T,
+        state: &mut QnState,
+        info: &mut StepInfo,
+        rng: &mut ChainRng,
+    ) -> Cost {
+        let mut pending = Cost::default();
+        let mut first_update = false;
+        if info.accepted && self.adapting(t) && !state.staged.is_empty() {
+            let before = kernel.precond().updates();
+            kernel.commit(&state.staged);
+            first_update = before == 0 && kernel.precond().updates() > 0;
+        }
+        if t < self.warmup {
+            if let Some(da) = self.dual.as_mut() {
+                let eps = da.update(info.accept_prob);
+                kernel.set_step_size(eps);
+            }
+            let window_end = self.windows.advance();
+            let freezing = self.opts.adapt == Adapt::Freeze && t + 1 == self.freeze_at;
+            let checkpoint = first_update || window_end || freezing;
+            if checkpoint {
+                // A failure keeps the previous metric; it is counted and reported as an extra.
+                let _ = kernel.refresh_mass();
+            }
+            // A restart on the last warm-up iteration would leave no averaged step size.
+            if checkpoint && t + 1 < self.warmup {
+                if let Some(da) = self.dual.as_mut() {
+                    let (eps, c) = find_reasonable_step_size(
+                        kernel,
+                        rng,
+                        target,
+                        state,
+                        kernel.step_size(),
+                        self.opts.target_accept,
+                    );
+                    pending += c;
+                    kernel.set_step_size(eps);
+                    da.restart(eps);
+                }
+            }
+        }
+        if self.opts.adapt == Adapt::Continuous {
+            let _ = kernel.refresh_mass();
+        }
+        info.extra = kernel.extras();
+        pending
+    }
+    fn finish(&mut self, kernel: &mut Qnhmc) {
+        if let Some(da) = self.dual.as_ref() {
+            let eps = da.final_step_size();
+            if eps.is_finite() && eps > 0.0 {
+                kernel.set_step_size(eps);
+            }
+        }
+    }
+    fn continues(&self) -> bool {
+        self.opts.adapt == Adapt::Continuous
+    }
+}
+
+/// A QNHMC chain over any target: the kernel with [`QnWarmup`] on the generic driver.
+pub type QnhmcChain<T> = Driver<Qnhmc, T, QnWarmup>;
+
+impl<T: LogDensity> Driver<Qnhmc, T, QnWarmup> {
     /// Build the chain at `position` with an explicit starting estimate `precond` (its storage
     /// and initial scale are taken as given; `opts.store` and `opts.init` are not used).
     pub fn with_precond(
@@ -131,8 +212,7 @@ impl<T: LogDensity> QnhmcChain<T> {
         let dual = if auto {
             let (eps, c) =
                 find_reasonable_step_size(&kernel, rng, &target, &state, 1.0, opts.target_accept);
-            setup.lik_evals += c.lik_evals;
-            setup.grad_evals += c.grad_evals;
+            setup += c;
             kernel.set_step_size(eps);
             Some(DualAveraging::new(opts.target_accept, eps))
         } else {
@@ -148,20 +228,16 @@ impl<T: LogDensity> QnhmcChain<T> {
         } else {
             50
         };
-        Ok(QnhmcChain {
-            kernel,
-            target,
-            state,
-            names,
+        let schedule = QnWarmup {
             opts,
             warmup,
             freeze_at: warmup - term,
-            iteration: 0,
             dual,
             windows,
-            setup,
-            pending: Cost::default(),
-        })
+        };
+        Ok(Driver::from_parts(
+            kernel, target, state, schedule, names, warmup, setup,
+        ))
     }
 
     /// Build the chain at `position` with B₀ from `opts.store` and `opts.init`.
@@ -181,134 +257,9 @@ impl<T: LogDensity> QnhmcChain<T> {
         Self::with_precond(target, position, names, opts, precond, warmup, rng)
     }
 
-    /// The kernel (step size and estimate in force).
-    pub fn kernel(&self) -> &Qnhmc {
-        &self.kernel
-    }
-    /// The target.
-    pub fn target(&self) -> &T {
-        &self.target
-    }
     /// The options.
     pub fn options(&self) -> &QnhmcOptions {
-        &self.opts
-    }
-
-    /// Whether B adapts after iteration `t` (0-based).
-    fn adapting(&self, t: usize) -> bool {
-        match self.opts.adapt {
-            Adapt::Off => false,
-            Adapt::Continuous => true,
-            Adapt::Freeze => t < self.freeze_at,
-        }
-    }
-
-    fn retune(&mut self, rng: &mut ChainRng) {
-        if let Some(da) = self.dual.as_mut() {
-            let (eps, c) = find_reasonable_step_size(
-                &self.kernel,
-                rng,
-                &self.target,
-                &self.state,
-                self.kernel.step_size(),
-                self.opts.target_accept,
-            );
-            self.pending.lik_evals += c.lik_evals;
-            self.pending.grad_evals += c.grad_evals;
-            self.kernel.set_step_size(eps);
-            da.restart(eps);
-        }
-    }
-}
-
-impl<T: LogDensity + Send> Chain for QnhmcChain<T> {
-    fn dim(&self) -> usize {
-        self.target.dim()
-    }
-    fn param_names(&self) -> Vec<String> {
-        self.names.clone()
-    }
-    fn extra_names(&self) -> Vec<&'static str> {
-        vec![
-            "bfgs_updates",
-            "bfgs_skipped",
-            "precond_scale",
-            "mass_refresh_failures",
-        ]
-    }
-    fn exact(&self) -> bool {
-        self.opts.adapt != Adapt::Continuous
-    }
-    fn step(&mut self, rng: &mut ChainRng) -> StepInfo {
-        let t = self.iteration;
-        let mut info = self.kernel.step(rng, &self.target, &mut self.state);
-        let mut first_update = false;
-        if info.accepted && self.adapting(t) && !self.state.staged.is_empty() {
-            let before = self.kernel.precond().updates();
-            self.kernel.commit(&self.state.staged);
-            first_update = before == 0 && self.kernel.precond().updates() > 0;
-        }
-        if t < self.warmup {
-            if let Some(da) = self.dual.as_mut() {
-                let eps = da.update(info.accept_prob);
-                self.kernel.set_step_size(eps);
-            }
-            let window_end = self.windows.advance();
-            let freezing = self.opts.adapt == Adapt::Freeze && t + 1 == self.freeze_at;
-            let checkpoint = first_update || window_end || freezing;
-            if checkpoint {
-                // A failure keeps the previous metric; it is counted and reported as an extra.
-                let _ = self.kernel.refresh_mass();
-            }
-            // A restart on the last warm-up iteration would leave no averaged step size.
-            if checkpoint && t + 1 < self.warmup {
-                self.retune(rng);
-            }
-            info.lik_evals += self.pending.lik_evals;
-            info.grad_evals += self.pending.grad_evals;
-            self.pending = Cost::default();
-            if t + 1 == self.warmup {
-                if let Some(da) = self.dual.as_ref() {
-                    let eps = da.final_step_size();
-                    if eps.is_finite() && eps > 0.0 {
-                        self.kernel.set_step_size(eps);
-                    }
-                }
-            }
-        }
-        if self.opts.adapt == Adapt::Continuous {
-            let _ = self.kernel.refresh_mass();
-        }
-        self.iteration += 1;
-        let p = self.kernel.precond();
-        info.extra = [
-            p.updates() as f64,
-            p.skipped() as f64,
-            p.scale(),
-            self.kernel.mass_failures() as f64,
-        ];
-        info
-    }
-    fn position(&self) -> &[f64] {
-        &self.state.point.q
-    }
-    fn iteration(&self) -> usize {
-        self.iteration
-    }
-    fn warmup(&self) -> usize {
-        self.warmup
-    }
-    fn setup_cost(&self) -> Cost {
-        self.setup
-    }
-    fn resolved(&self) -> Vec<(&'static str, f64)> {
-        let p = self.kernel.precond();
-        vec![
-            ("eps", self.kernel.step_size()),
-            ("L", self.kernel.n_steps() as f64),
-            ("bfgs_updates", p.updates() as f64),
-            ("precond_scale", p.scale()),
-        ]
+        self.warmup_schedule().options()
     }
 }
 
