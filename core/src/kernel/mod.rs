@@ -18,6 +18,7 @@ pub mod minibatch_mh;
 pub mod nuts;
 pub mod qnhmc;
 pub mod rwmh;
+pub mod sgmcmc;
 pub mod smh;
 pub use hmc::Hmc;
 pub use mala::Mala;

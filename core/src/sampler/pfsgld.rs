@@ -34,11 +34,12 @@
 
 use crate::chain::Chain;
 use crate::error::Error;
+use crate::kernel::sgmcmc::StepSchedule;
 use crate::kernel::StepInfo;
 use crate::math;
 use crate::model::SeriesModel;
 use crate::rng::{uniform, ChainRng};
-use crate::sampler::sgmcmc::{StepSchedule, P_SCHEDULE, P_SCHEDULE_B, P_SCHEDULE_GAMMA};
+use crate::sampler::sgmcmc::{schedule_from_settings, P_SCHEDULE, P_SCHEDULE_B, P_SCHEDULE_GAMMA};
 use crate::schema::{ChainConfig, ParamKind, ParamSpec, SamplerInfo};
 use crate::settings::Settings;
 pub use crate::ssm::buffered::WindowTrace;
@@ -449,7 +450,7 @@ pub fn build_chain(
     let series = series_of(config.sampler, model)?;
     let s = config.settings;
     let step = P_STEP.positive_or_auto(s)?;
-    let schedule = StepSchedule::from_settings(s, step)?;
+    let schedule = schedule_from_settings(s, step)?;
     let window = BufferConfig::new(P_SUBSEQ.int(s)?, P_BUFFER.int(s)?)?;
     let filter = particle_or_kalman(s, &PF_SGLD_INFO, "gradient", 0)?;
     let init = P_INIT.choice(s)?;

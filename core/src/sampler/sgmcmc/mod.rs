@@ -86,7 +86,8 @@ pub use crate::estimator::dpp::KDpp;
 use crate::estimator::gradient;
 pub use crate::estimator::gradient::{GradientEstimator, Subsampler};
 pub use chain::{
-    AdaptiveBatch, Dynamics, SgChain, StepSchedule, P_SCHEDULE, P_SCHEDULE_B, P_SCHEDULE_GAMMA,
+    schedule_from_settings, AdaptiveBatch, Dynamics, SgChain, SgKernel, StepSchedule, P_SCHEDULE,
+    P_SCHEDULE_B, P_SCHEDULE_GAMMA,
 };
 
 use crate::chain::{Chain, Cost};
@@ -964,7 +965,7 @@ pub fn build_chain(
             name: name.into(),
         })?;
     let step_size = P_STEP.positive_or_auto(s)?;
-    let schedule = StepSchedule::from_settings(s, 1.0)?;
+    let schedule = schedule_from_settings(s, 1.0)?;
     let batch = info
         .param("batch_size")?
         .int_or_auto(s)?
