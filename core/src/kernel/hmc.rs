@@ -13,7 +13,7 @@ use super::{accept_prob, Adaptable, Kernel, KernelInfo, Metric, StepInfo, Tunabl
 use crate::cost::Cost;
 use crate::error::Error;
 use crate::model::LogDensity;
-use crate::rng::{uniform, Rng};
+use crate::rng::{uniform, ChainRng, Rng};
 use alloc::vec;
 
 /// The energy error beyond which a trajectory is divergent (as in Stan).
@@ -97,7 +97,7 @@ impl<T: LogDensity + ?Sized> Kernel<T> for Hmc {
         init_point(target, position, &self.metric)
     }
 
-    fn step<R: Rng + ?Sized>(&self, rng: &mut R, target: &T, state: &mut PhasePoint) -> StepInfo {
+    fn step(&self, rng: &mut ChainRng, target: &T, state: &mut PhasePoint) -> StepInfo {
         let eps = if self.jitter > 0.0 {
             self.step_size * (1.0 + self.jitter * (2.0 * uniform(rng) - 1.0))
         } else {

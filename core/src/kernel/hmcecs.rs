@@ -30,7 +30,7 @@ use crate::estimator::{
 };
 use crate::math;
 use crate::model::{DataModel, LogDensity};
-use crate::rng::{uniform, uniform_index, Rng};
+use crate::rng::{uniform, uniform_index, ChainRng, Rng};
 use alloc::vec;
 use alloc::vec::Vec;
 
@@ -280,9 +280,9 @@ impl HmcEcs {
     }
 
     /// The θ-step by NUTS on the fixed-u Hamiltonian; returns (info, evaluations).
-    fn nuts_step<R: Rng + ?Sized>(
+    fn nuts_step(
         &self,
-        rng: &mut R,
+        rng: &mut ChainRng,
         model: &dyn DataModel,
         st: &mut HmcEcsState,
         max_depth: usize,
@@ -615,12 +615,7 @@ impl Kernel<dyn DataModel> for HmcEcs {
             .map(|(s, _)| s)
     }
 
-    fn step<R: Rng + ?Sized>(
-        &self,
-        rng: &mut R,
-        target: &dyn DataModel,
-        st: &mut HmcEcsState,
-    ) -> StepInfo {
+    fn step(&self, rng: &mut ChainRng, target: &dyn DataModel, st: &mut HmcEcsState) -> StepInfo {
         let (u_acc, u_evals) = if self.full_energy {
             // Naive scheme: a fresh subsample, independent of θ, instead of the u-step.
             st.u = self.draw_subsample(rng);

@@ -14,7 +14,7 @@ use crate::cost::Cost;
 use crate::dist;
 use crate::error::Error;
 use crate::model::LogDensity;
-use crate::rng::{uniform, Rng};
+use crate::rng::{uniform, ChainRng, Rng};
 use alloc::vec;
 use alloc::vec::Vec;
 
@@ -128,7 +128,7 @@ impl<T: LogDensity + ?Sized> Kernel<T> for Mala {
         })
     }
 
-    fn step<R: Rng + ?Sized>(&self, rng: &mut R, target: &T, state: &mut MalaState) -> StepInfo {
+    fn step(&self, rng: &mut ChainRng, target: &T, state: &mut MalaState) -> StepInfo {
         let eps = self.step_size;
         let prop = self.propose(rng, target, state, eps);
         let divergent = !finite(&prop);

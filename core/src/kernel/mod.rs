@@ -7,7 +7,7 @@
 
 pub use crate::cost::Cost;
 use crate::error::Error;
-use crate::rng::Rng;
+use crate::rng::{ChainRng, Rng};
 
 pub mod hmc;
 pub mod hmcecs;
@@ -16,6 +16,7 @@ pub mod mala;
 pub mod metric;
 pub mod minibatch_mh;
 pub mod nuts;
+pub mod pfsgld;
 pub mod qnhmc;
 pub mod rwmh;
 pub mod sgmcmc;
@@ -93,7 +94,7 @@ pub trait Kernel<T: ?Sized> {
     /// Validate and build the state at `position`.
     fn init(&self, target: &T, position: &[f64]) -> Result<Self::State, Error>;
     /// One transition. Never panics and never fails.
-    fn step<R: Rng + ?Sized>(&self, rng: &mut R, target: &T, state: &mut Self::State) -> StepInfo;
+    fn step(&self, rng: &mut ChainRng, target: &T, state: &mut Self::State) -> StepInfo;
 }
 
 /// What a kernel tells about itself besides its steps, for the driver to report: the names
@@ -115,6 +116,10 @@ pub trait KernelInfo<T: ?Sized>: Kernel<T> {
     /// Whether its draws carry signs.
     fn signed(&self) -> bool {
         false
+    }
+    /// Time-series kernels: the window of the last filter run and the filter's ESS over it.
+    fn window_trace(&self, _state: &Self::State) -> Option<crate::ssm::buffered::WindowTrace> {
+        None
     }
 }
 

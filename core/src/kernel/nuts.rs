@@ -22,7 +22,7 @@ use crate::cost::Cost;
 use crate::error::Error;
 use crate::math;
 use crate::model::LogDensity;
-use crate::rng::{uniform, Rng};
+use crate::rng::{uniform, ChainRng, Rng};
 use alloc::vec;
 use alloc::vec::Vec;
 
@@ -189,7 +189,7 @@ impl<T: LogDensity + ?Sized> Kernel<T> for Nuts {
         init_point(target, position, &self.metric)
     }
 
-    fn step<R: Rng + ?Sized>(&self, rng: &mut R, target: &T, state: &mut PhasePoint) -> StepInfo {
+    fn step(&self, rng: &mut ChainRng, target: &T, state: &mut PhasePoint) -> StepInfo {
         let d = state.q.len();
         let metric = &self.metric;
         let mut z = state.clone();

@@ -53,7 +53,7 @@ use crate::linalg::{dot, Cholesky};
 use crate::math;
 use crate::model::LogDensity;
 use crate::optim::LbfgsMemory;
-use crate::rng::{uniform, Rng};
+use crate::rng::{uniform, ChainRng, Rng};
 use alloc::vec;
 use alloc::vec::Vec;
 
@@ -703,7 +703,7 @@ impl<T: LogDensity + ?Sized> Kernel<T> for Qnhmc {
         })
     }
 
-    fn step<R: Rng + ?Sized>(&self, rng: &mut R, target: &T, state: &mut QnState) -> StepInfo {
+    fn step(&self, rng: &mut ChainRng, target: &T, state: &mut QnState) -> StepInfo {
         let eps = if self.jitter > 0.0 {
             self.step_size * (1.0 + self.jitter * (2.0 * uniform(rng) - 1.0))
         } else {

@@ -13,7 +13,7 @@ use crate::cost::Cost;
 use crate::dist;
 use crate::error::Error;
 use crate::model::LogDensity;
-use crate::rng::{uniform, Rng};
+use crate::rng::{uniform, ChainRng, Rng};
 use alloc::vec;
 use alloc::vec::Vec;
 
@@ -76,7 +76,7 @@ impl<T: LogDensity + ?Sized> Kernel<T> for Rwmh {
         })
     }
 
-    fn step<R: Rng + ?Sized>(&self, rng: &mut R, target: &T, state: &mut RwmhState) -> StepInfo {
+    fn step(&self, rng: &mut ChainRng, target: &T, state: &mut RwmhState) -> StepInfo {
         let prop = self.propose(rng, &state.q, self.step_size);
         let lp = target.log_density(&prop);
         let divergent = !lp.is_finite();

@@ -49,7 +49,7 @@ use crate::estimator::gradient::GradientEstimator;
 use crate::kernel::{HasPosition, Kernel, KernelInfo, StepInfo};
 use crate::math;
 use crate::model::DataModel;
-use crate::rng::Rng;
+use crate::rng::{ChainRng, Rng};
 use alloc::sync::Arc;
 use alloc::vec;
 use alloc::vec::Vec;
@@ -211,12 +211,7 @@ impl Kernel<Arc<dyn DataModel>> for SgKernel {
         })
     }
 
-    fn step<R: Rng + ?Sized>(
-        &self,
-        rng: &mut R,
-        model: &Arc<dyn DataModel>,
-        st: &mut SgState,
-    ) -> StepInfo {
+    fn step(&self, rng: &mut ChainRng, model: &Arc<dyn DataModel>, st: &mut SgState) -> StepInfo {
         let mut est = self.est.borrow_mut();
         let h = self.schedule.at(st.iter);
         st.iter += 1;

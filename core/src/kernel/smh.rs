@@ -40,7 +40,7 @@ use crate::linalg::Cholesky;
 use crate::math;
 use crate::model::{DataModel, GlmView};
 use crate::optim::{find_mode, ModeOptions};
-use crate::rng::{uniform, Rng};
+use crate::rng::{uniform, ChainRng, Rng};
 use alloc::sync::Arc;
 use alloc::vec;
 use alloc::vec::Vec;
@@ -170,9 +170,9 @@ impl Kernel<Arc<dyn DataModel>> for Smh {
             cached_log_post: None,
         })
     }
-    fn step<R: Rng + ?Sized>(
+    fn step(
         &self,
-        rng: &mut R,
+        rng: &mut ChainRng,
         target: &Arc<dyn DataModel>,
         state: &mut SmhState,
     ) -> StepInfo {

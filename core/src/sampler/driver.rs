@@ -172,6 +172,9 @@ where
     fn setup_cost(&self) -> Cost {
         self.setup
     }
+    fn window_trace(&self) -> Option<crate::ssm::buffered::WindowTrace> {
+        self.kernel.window_trace(&self.state)
+    }
     fn resolved(&self) -> Vec<(&'static str, f64)> {
         let mut r = self.warmup.resolved(&self.kernel);
         r.extend(self.kernel.resolved(&self.state));

@@ -1,53 +1,23 @@
-//! Buffered particle-filter SGLD (`pf-sgld`) for state-space models (Aicher, Putcha et al.
-//! 2023; Putcha 2024, Algorithm 3): SGLD on a time series with the buffered subsequence
-//! gradient of [`crate::ssm::buffered`].
-//!
-//! # Formula
-//! Each iteration draws a subsequence S = {s+1..s+S} (s uniform on {0..T−S}), buffers it to
-//! S* = {s+1−B..s+S+B} ∩ {1..T}, estimates ∇θ log p(y₁:T|θ) by
-//!
-//! ĝ(S, B) = Σ_{t∈S} E[∇θ log f(xₜ|xₜ₋₁)g(yₜ|xₜ) | y_{S*}] / Pr(t∈S),
-//!
-//! (expectation by a particle filter with N particles on S*, `gradient = particle`, or exactly
-//! by the Kalman/RTS smoother on S* for `lgssm`, `gradient = kalman`, the thesis's "N = ∞"),
-//! and moves with the project's SG-MCMC convention ([`crate::kernel::sgmcmc`]):
-//!
-//! θ ← θ + (h/2)(∇ log p(θ) + ĝ) + √h ξ,  ξ ~ N(0, I).
-//!
-//! The thesis's Ch.3 form θ + ε(∇log p + ĝ)/T + N(0, 2ε/T) is this one with h = 2ε/T; the
-//! default step (`step_size` = auto) is its ε = 0.05, h = 0.1/T. B = 0 is the biased
-//! no-buffer estimator, S = T and B = 0 the full-sequence gradient. No Metropolis correction:
-//! the chain is approximate (`exact()` is false). A window whose log-likelihood estimate is not
-//! finite (a dead filter: every particle weight zero at some time point) gives no usable score:
-//! the step is reported divergent and θ is left unchanged.
-//!
-//! # Cost
-//! One per-datum evaluation is one time point for one particle: a particle step evaluates one
-//! observation (or predictive) density and counts in `lik_evals`, N·|S*| per iteration; the
-//! complete-data score is evaluated only inside S, counted in `grad_evals`, N·|S| per
-//! iteration. A Kalman step counts 1 per time point (|S*| and |S|). Independent of T.
-//!
-//! # Extras
-//! `window_start` (1-based first time point of S), `ess_min` and `ess_mean` (the filter's
-//! effective sample size over S*, of N; NaN for the Kalman gradient), `window_log_lik`
-//! (log p̂(y_{S*}|θ) under the window's initial law).
+//! The `pf-sgld` sampler: the buffered particle-filter SGLD kernel
+//! ([`crate::kernel::pfsgld`], formulas, cost and extras there) on the generic driver, its
+//! settings, and the particle-filter settings it shares with `pmmh`.
 
-use crate::chain::Chain;
+use super::driver::{Driver, NoWarmup};
+use crate::chain::{Chain, Cost};
 use crate::error::Error;
+pub use crate::kernel::pfsgld::{PfSgld, PfSgldState, WindowGradient};
 use crate::kernel::sgmcmc::StepSchedule;
-use crate::kernel::StepInfo;
-use crate::math;
+use crate::kernel::Kernel;
 use crate::model::SeriesModel;
 use crate::rng::{uniform, ChainRng};
 use crate::sampler::sgmcmc::{schedule_from_settings, P_SCHEDULE, P_SCHEDULE_B, P_SCHEDULE_GAMMA};
 use crate::schema::{ChainConfig, ParamKind, ParamSpec, SamplerInfo};
 use crate::settings::Settings;
+use crate::ssm::buffered::BufferConfig;
 pub use crate::ssm::buffered::WindowTrace;
-use crate::ssm::buffered::{self, BufferConfig, BufferedGradient, Window};
 use crate::ssm::pf::{PfConfig, Proposal};
 use crate::ssm::resample::Resampling;
 use alloc::boxed::Box;
-use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
 
@@ -156,15 +126,6 @@ pub const PF_SGLD_INFO: SamplerInfo = SamplerInfo {
     ],
 };
 
-/// How the window expectation is computed.
-#[derive(Debug, Clone)]
-pub enum WindowGradient {
-    /// A particle filter on the window.
-    Particle(Box<BufferedGradient>),
-    /// The exact RTS smoother on the window (`lgssm` only).
-    Kalman(BufferConfig),
-}
-
 /// Options of a [`PfSgldChain`].
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PfSgldOptions {
@@ -176,17 +137,8 @@ pub struct PfSgldOptions {
     pub filter: Option<PfConfig>,
 }
 
-/// A buffered PF-SGLD chain.
-pub struct PfSgldChain {
-    model: SeriesModel,
-    gradient: WindowGradient,
-    schedule: StepSchedule,
-    theta: Vec<f64>,
-    grad: Vec<f64>,
-    iter: usize,
-    warmup: usize,
-    last_window: Option<Window>,
-}
+/// A buffered PF-SGLD chain: [`PfSgld`] on the generic driver (no warm-up adaptation).
+pub type PfSgldChain = Driver<PfSgld, SeriesModel, NoWarmup>;
 
 /// Where a chain starts.
 pub(crate) fn start_point(
@@ -208,175 +160,39 @@ pub(crate) fn start_point(
     Ok(theta)
 }
 
-impl PfSgldChain {
-    /// A chain on `model` starting at `theta`.
+impl Driver<PfSgld, SeriesModel, NoWarmup> {
+    /// A chain on `model` starting at `theta`; `step_size` auto (NaN h₀) is 0.1/T.
     pub fn new(
         model: SeriesModel,
         opts: PfSgldOptions,
         theta: Vec<f64>,
         warmup: usize,
     ) -> Result<Self, Error> {
-        let p = model.ssm().dim();
-        if theta.len() != p {
-            return Err(Error::Dimension {
-                what: "theta",
-                expected: p,
-                got: theta.len(),
-            });
-        }
-        if theta.iter().any(|v| !v.is_finite()) {
-            return Err(Error::NonFiniteStart);
-        }
-        let window = BufferConfig::new(opts.window.subseq_len, opts.window.buffer)?;
-        let gradient = match opts.filter {
-            Some(f) => WindowGradient::Particle(Box::new(BufferedGradient::new(window, f)?)),
-            None => {
-                if model.lgssm().is_none() {
-                    return Err(Error::setting(
-                        "gradient",
-                        alloc::format!(
-                            "kalman needs the lgssm model (model `{}` has no Kalman smoother)",
-                            model.ssm().name()
-                        ),
-                    ));
-                }
-                WindowGradient::Kalman(window)
-            }
-        };
         let t_len = model.y().len() as f64;
         let mut schedule = opts.schedule;
         if schedule.initial().is_nan() {
             schedule = schedule.with_initial(AUTO_STEP_FACTOR / t_len);
         }
+        let kernel = PfSgld {
+            schedule,
+            window: BufferConfig::new(opts.window.subseq_len, opts.window.buffer)?,
+            filter: opts.filter,
+        };
+        let state = kernel.init(&model, &theta)?;
         let h0 = schedule.initial();
         if !(h0.is_finite() && h0 > 0.0) {
             return Err(Error::setting("step_size", "must be a finite number > 0"));
         }
-        Ok(PfSgldChain {
+        let names = model.ssm().param_names();
+        Ok(Driver::from_parts(
+            kernel,
             model,
-            gradient,
-            schedule,
-            grad: vec![0.0; p],
-            theta,
-            iter: 0,
+            state,
+            NoWarmup,
+            names,
             warmup,
-            last_window: None,
-        })
-    }
-
-    /// The last window and the filter's ESS over it (`None` before the first step).
-    pub fn trace(&self) -> Option<WindowTrace> {
-        let window = self.last_window?;
-        Some(match &self.gradient {
-            WindowGradient::Particle(g) => WindowTrace {
-                window,
-                ess: g.filter().ess().to_vec(),
-                particles: g.filter().config().particles,
-            },
-            WindowGradient::Kalman(_) => WindowTrace {
-                window,
-                ess: Vec::new(),
-                particles: 0,
-            },
-        })
-    }
-}
-
-impl Chain for PfSgldChain {
-    fn dim(&self) -> usize {
-        self.theta.len()
-    }
-    fn param_names(&self) -> Vec<String> {
-        self.model.ssm().param_names()
-    }
-    fn extra_names(&self) -> Vec<&'static str> {
-        vec!["window_start", "ess_min", "ess_mean", "window_log_lik"]
-    }
-    fn exact(&self) -> bool {
-        false
-    }
-    fn step(&mut self, rng: &mut ChainRng) -> StepInfo {
-        let h = self.schedule.at(self.iter);
-        self.iter += 1;
-        self.grad.iter_mut().for_each(|g| *g = 0.0);
-        let ssm = self.model.ssm();
-        let y = self.model.y();
-        let mut info = StepInfo {
-            step_size: h,
-            energy: f64::NAN,
-            extra: [f64::NAN; 4],
-            ..StepInfo::default()
-        };
-        let est = match &mut self.gradient {
-            WindowGradient::Particle(g) => {
-                let r = g.estimate(ssm, &self.theta, y, rng, &mut self.grad);
-                if let Ok(gi) = &r {
-                    let ess = g.filter().ess();
-                    let n = ess.len().max(1) as f64;
-                    info.extra[1] = ess.iter().copied().fold(f64::INFINITY, f64::min);
-                    info.extra[2] = ess.iter().sum::<f64>() / n;
-                    let s_len = (gi.window.sub_end - gi.window.sub_start) as u64;
-                    let particles = g.filter().config().particles as u64;
-                    info.lik_evals = gi.cost;
-                    info.grad_evals = particles * s_len;
-                }
-                r
-            }
-            WindowGradient::Kalman(cfg) => match self.model.lgssm() {
-                Some(m) => {
-                    let r = buffered::kalman_estimate(m, &self.theta, y, *cfg, rng, &mut self.grad);
-                    if let Ok(gi) = &r {
-                        info.lik_evals = gi.cost;
-                        info.grad_evals = (gi.window.sub_end - gi.window.sub_start) as u64;
-                    }
-                    r
-                }
-                None => Err(Error::setting("gradient", "kalman needs lgssm")),
-            },
-        };
-        let gi = match est {
-            Ok(gi) => gi,
-            Err(_) => {
-                info.divergent = true;
-                return info;
-            }
-        };
-        self.last_window = Some(gi.window);
-        info.extra[0] = (gi.window.sub_start + 1) as f64;
-        info.extra[3] = gi.window_log_lik;
-        // a dead filter (every weight zero at some time point: p̂(y_{S*}|θ) = 0) or a
-        // non-finite window likelihood leaves no usable score: divergent step, θ unchanged
-        if !gi.window_log_lik.is_finite() {
-            info.divergent = true;
-            return info;
-        }
-        let lp = ssm.log_prior_grad(&self.theta, &mut self.grad);
-        if !lp.is_finite() || self.grad.iter().any(|g| !g.is_finite()) {
-            info.divergent = true;
-            return info;
-        }
-        let sd = math::sqrt(h);
-        for (t, g) in self.theta.iter_mut().zip(&self.grad) {
-            *t += 0.5 * h * g + sd * crate::dist::std_normal(rng);
-        }
-        info.accept_prob = 1.0;
-        info.accepted = true;
-        info
-    }
-    fn position(&self) -> &[f64] {
-        &self.theta
-    }
-    fn iteration(&self) -> usize {
-        self.iter
-    }
-    fn warmup(&self) -> usize {
-        self.warmup
-    }
-    fn resolved(&self) -> Vec<(&'static str, f64)> {
-        vec![("step_size", self.schedule.initial())]
-    }
-    fn window_trace(&self) -> Option<WindowTrace> {
-        self.trace()
+            Cost::default(),
+        ))
     }
 }
 

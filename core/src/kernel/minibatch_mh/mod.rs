@@ -24,7 +24,7 @@ use crate::error::Error;
 use crate::kernel::{HasPosition, Kernel, KernelInfo, StepInfo};
 use crate::math;
 use crate::model::DataModel;
-use crate::rng::{uniform_index, uniform_open, Rng};
+use crate::rng::{uniform_index, uniform_open, ChainRng, Rng};
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 use xcorr::Correction;
@@ -310,9 +310,9 @@ impl<M: MinibatchTest> Kernel<Arc<dyn DataModel>> for MinibatchRw<M> {
         })
     }
 
-    fn step<R: Rng + ?Sized>(
+    fn step(
         &self,
-        rng: &mut R,
+        rng: &mut ChainRng,
         model: &Arc<dyn DataModel>,
         state: &mut MinibatchRwState,
     ) -> StepInfo {
