@@ -17,6 +17,7 @@ pub mod metric;
 pub mod minibatch_mh;
 pub mod nuts;
 pub mod pfsgld;
+pub mod pmmh;
 pub mod qnhmc;
 pub mod rwmh;
 pub mod sgmcmc;

@@ -176,8 +176,8 @@ where
         self.kernel.window_trace(&self.state)
     }
     fn resolved(&self) -> Vec<(&'static str, f64)> {
-        let mut r = self.warmup.resolved(&self.kernel);
-        r.extend(self.kernel.resolved(&self.state));
+        let mut r = self.kernel.resolved(&self.state);
+        r.extend(self.warmup.resolved(&self.kernel));
         r
     }
 }
