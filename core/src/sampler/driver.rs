@@ -36,10 +36,28 @@ pub trait Warmup<K: Kernel<T>, T> {
     fn continues(&self) -> bool {
         false
     }
+    /// The chain's description, when the warm-up decides it (see [`Description`]); `None`:
+    /// the kernel's ([`KernelInfo`]).
+    fn describe(&self) -> Option<Description> {
+        None
+    }
     /// Values the warm-up chose (step size, ...), reported with the kernel's own.
     fn resolved(&self, _kernel: &K) -> Vec<(&'static str, f64)> {
         Vec::new()
     }
+}
+
+/// What a chain says about itself (its extras' names, whether its draws carry signs, whether
+/// it is exact), when its warm-up rather than its current kernel decides: a warm-up that
+/// replaces the kernel's estimator at its end (`hmc-ecs-signed`) describes the final kernel.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Description {
+    /// Names of the meaningful extras.
+    pub extra_names: Vec<&'static str>,
+    /// Whether draws carry signs.
+    pub signed: bool,
+    /// Whether the chain targets the posterior exactly.
+    pub exact: bool,
 }
 
 /// A kernel frozen from the first iteration: warm-up iterations are ordinary steps.
@@ -131,13 +149,23 @@ where
         self.names.clone()
     }
     fn extra_names(&self) -> Vec<&'static str> {
-        self.kernel.extra_names()
+        match self.warmup.describe() {
+            Some(d) => d.extra_names,
+            None => self.kernel.extra_names(),
+        }
     }
     fn signed(&self) -> bool {
-        self.kernel.signed()
+        match self.warmup.describe() {
+            Some(d) => d.signed,
+            None => self.kernel.signed(),
+        }
     }
     fn exact(&self) -> bool {
-        self.kernel.exact() && !self.warmup.continues()
+        let exact = match self.warmup.describe() {
+            Some(d) => d.exact,
+            None => self.kernel.exact(),
+        };
+        exact && !self.warmup.continues()
     }
     fn step(&mut self, rng: &mut ChainRng) -> StepInfo {
         let mut info = self.kernel.step(rng, &self.target, &mut self.state);

@@ -15,4 +15,4 @@ pub mod sgmcmc;
 pub mod smh;
 
 pub use adaptive::{AdaptConfig, AdaptiveChain, MetricAdaptation, StanWarmup};
-pub use driver::{Driver, NoWarmup, Warmup};
+pub use driver::{Description, Driver, NoWarmup, Warmup};
