@@ -6,7 +6,7 @@ use crate::chain::Chain;
 use crate::error::Error;
 use crate::kernel::{Adaptable, Hmc, Mala, Metric, Nuts, Rwmh};
 use crate::model::{DataModel, FullData};
-use crate::rng::{uniform, ChainRng};
+use crate::rng::ChainRng;
 use crate::sampler::{AdaptConfig, AdaptiveChain, MetricAdaptation};
 use crate::schema::{ChainConfig, ParamKind, ParamSpec, SamplerInfo};
 use crate::settings::Settings;
@@ -292,7 +292,7 @@ fn make_chain<K>(
 where
     K: Adaptable<Target> + Clone + Send + 'static,
 {
-    let d = model.dim();
+    let _d = model.dim();
     let names = model.param_names();
     let config = AdaptConfig {
         warmup,
@@ -300,31 +300,11 @@ where
         adapt_step_size: c.step_size.is_nan(),
         metric: c.metric,
     };
-    let attempts = if c.init == "random" { 100 } else { 1 };
-    let mut last = Error::NonFiniteStart;
-    for _ in 0..attempts {
-        let position: Vec<f64> = match c.init {
-            "zero" => alloc::vec![0.0; d],
-            "model" => model.initial_point(),
-            _ => (0..d)
-                .map(|_| c.init_radius * (2.0 * uniform(rng) - 1.0))
-                .collect(),
-        };
+    let chain = crate::sampler::at_start(c.init, c.init_radius, model.as_ref(), rng, |p, rng| {
         let target = FullData::new(model.clone());
-        match AdaptiveChain::new(
-            kernel.clone(),
-            target,
-            &position,
-            names.clone(),
-            config,
-            rng,
-        ) {
-            Ok(chain) => return Ok(Box::new(chain)),
-            Err(Error::NonFiniteStart) => last = Error::NonFiniteStart,
-            Err(e) => return Err(e),
-        }
-    }
-    Err(last)
+        AdaptiveChain::new(kernel.clone(), target, p, names.clone(), config, rng)
+    })?;
+    Ok(Box::new(chain))
 }
 
 /// Build a chain for sampler `config.sampler` on the full-data posterior of `model`.

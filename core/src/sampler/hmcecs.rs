@@ -737,6 +737,25 @@ fn switch_to_signed(
     Ok(evals)
 }
 
+/// The mean of the recent half of the warm-up window and [`N_REP`] representative draws from it
+/// (evenly spaced); `None` when it is empty.
+fn recent_mean_and_reps(window: &[Vec<f64>], d: usize) -> Option<(Vec<f64>, Vec<Vec<f64>>)> {
+    let recent = &window[window.len() / 2..];
+    if recent.is_empty() {
+        return None;
+    }
+    let mut mean = vec![0.0; d];
+    for t in recent {
+        for i in 0..d {
+            mean[i] += t[i] / recent.len() as f64;
+        }
+    }
+    let reps = (0..N_REP)
+        .map(|j| recent[(j * recent.len()) / N_REP].clone())
+        .collect();
+    Some((mean, reps))
+}
+
 impl EcsWarmup {
     /// End of a warm-up window: recentre, new metric, new m, restart dual averaging.
     fn end_window(
@@ -747,18 +766,10 @@ impl EcsWarmup {
         rng: &mut ChainRng,
     ) -> u64 {
         let d = model.dim();
-        let half = self.window.len() / 2;
-        let recent = &self.window[half..];
-        if recent.is_empty() {
+        let Some((mean, reps)) = recent_mean_and_reps(&self.window, d) else {
             return 0;
-        }
+        };
         let mut evals = 0u64;
-        let mut mean = vec![0.0; d];
-        for t in recent {
-            for i in 0..d {
-                mean[i] += t[i] / recent.len() as f64;
-            }
-        }
         if self.cfg.recentre {
             if let Ok(cv) = ControlVariates::new(model, &mean, self.cfg.order) {
                 evals += cv.full_pass_cost();
@@ -773,10 +784,6 @@ impl EcsWarmup {
                 kernel.cv = cv;
             }
         }
-        // representative θ: evenly spaced recent draws
-        let reps: Vec<Vec<f64>> = (0..N_REP)
-            .map(|j| recent[(j * recent.len()) / N_REP].clone())
-            .collect();
         if self.cfg.m.is_none() {
             let (m, ev) = choose_m(model, &kernel.cv, &reps, &self.cfg, rng);
             evals += ev;
@@ -813,25 +820,8 @@ impl EcsWarmup {
         }
         self.da = None;
         if self.cfg.signed {
-            let d = model.dim();
-            let half = self.window.len() / 2;
-            let recent: Vec<Vec<f64>> = self.window[half..].to_vec();
-            let mut mean = vec![0.0; d];
-            for t in &recent {
-                for i in 0..d {
-                    mean[i] += t[i] / recent.len().max(1) as f64;
-                }
-            }
-            if recent.is_empty() {
-                mean.copy_from_slice(state.position());
-            }
-            let reps: Vec<Vec<f64>> = if recent.is_empty() {
-                vec![mean.clone()]
-            } else {
-                (0..N_REP)
-                    .map(|j| recent[(j * recent.len()) / N_REP].clone())
-                    .collect()
-            };
+            let (mean, reps) = recent_mean_and_reps(&self.window, model.dim())
+                .unwrap_or_else(|| (state.position().to_vec(), vec![state.position().to_vec()]));
             // an error keeps the perturbed kernel; cannot happen with validated settings
             if let Ok(ev) = switch_to_signed(&self.cfg, kernel, model, state, rng, &mean, &reps) {
                 evals += ev;

@@ -12,12 +12,11 @@ use crate::kernel::qnhmc::{
 };
 use crate::kernel::{Kernel, Metric, StepInfo, Tunable};
 use crate::model::{DataModel, FullData, LogDensity};
-use crate::rng::{uniform, ChainRng};
+use crate::rng::ChainRng;
 use crate::schema::{ChainConfig, ParamKind, ParamSpec, SamplerInfo};
 use alloc::boxed::Box;
 use alloc::string::String;
 use alloc::sync::Arc;
-use alloc::vec;
 use alloc::vec::Vec;
 
 /// Everything a [`QnhmcChain`] is configured with.
@@ -483,28 +482,15 @@ pub fn build_chain(
     let radius = QNHMC_INFO.param("init_radius")?.real(s)?;
     s.check_all_used()?;
     let names = model.param_names();
-    let attempts = if init == "random" { 100 } else { 1 };
-    let mut last = Error::NonFiniteStart;
-    for _ in 0..attempts {
-        let position: Vec<f64> = match init {
-            "zero" => vec![0.0; d],
-            "model" => model.initial_point(),
-            _ => (0..d)
-                .map(|_| radius * (2.0 * uniform(rng) - 1.0))
-                .collect(),
-        };
-        match QnhmcChain::new(
+    let chain = super::at_start(init, radius, model.as_ref(), rng, |position, rng| {
+        QnhmcChain::new(
             FullData::new(model.clone()),
-            &position,
+            position,
             names.clone(),
             opts,
             config.warmup,
             rng,
-        ) {
-            Ok(c) => return Ok(Box::new(c)),
-            Err(Error::NonFiniteStart) => last = Error::NonFiniteStart,
-            Err(e) => return Err(e),
-        }
-    }
-    Err(last)
+        )
+    })?;
+    Ok(Box::new(chain))
 }

@@ -10,11 +10,10 @@ use crate::kernel::minibatch_mh::{cv, MinibatchMh, MinibatchRw, MinibatchTest};
 use crate::kernel::Kernel;
 use crate::math;
 use crate::model::DataModel;
-use crate::rng::{uniform, ChainRng};
+use crate::rng::ChainRng;
 use crate::schema::{ChainConfig, ParamKind, ParamSpec, SamplerInfo};
 use alloc::boxed::Box;
 use alloc::sync::Arc;
-use alloc::vec::Vec;
 
 pub mod baselines;
 
@@ -215,31 +214,15 @@ pub(crate) fn start_chain<T: MinibatchTest + Clone + 'static>(
         let cost = mode.cost();
         Some((mode.mode, cost))
     };
-    let d = model.dim();
-    let attempts = if init == "random" { 100 } else { 1 };
-    let mut last = Error::NonFiniteStart;
-    for _ in 0..attempts {
-        let position: Vec<f64> = match init {
-            "zero" => alloc::vec![0.0; d],
-            "model" => model.initial_point(),
-            _ => (0..d)
-                .map(|_| radius * (2.0 * uniform(rng) - 1.0))
-                .collect(),
-        };
-        match MinibatchMhChain::new(kernel.clone(), model.clone(), &position, warmup) {
-            Ok(c) => {
-                return Ok(match &centre {
-                    Some((theta_hat, cost)) => {
-                        let mut c = c.with_control_variate(theta_hat)?;
-                        c.add_setup(*cost);
-                        Box::new(c)
-                    }
-                    None => Box::new(c),
-                })
-            }
-            Err(Error::NonFiniteStart) => last = Error::NonFiniteStart,
-            Err(e) => return Err(e),
+    let c = super::at_start(init, radius, model.as_ref(), rng, |p, _| {
+        MinibatchMhChain::new(kernel.clone(), model.clone(), p, warmup)
+    })?;
+    Ok(match &centre {
+        Some((theta_hat, cost)) => {
+            let mut c = c.with_control_variate(theta_hat)?;
+            c.add_setup(*cost);
+            Box::new(c)
         }
-    }
-    Err(last)
+        None => Box::new(c),
+    })
 }
