@@ -105,15 +105,7 @@ impl Kernel<SeriesModel> for PfSgld {
         let gradient = match opts.filter {
             Some(f) => WindowGradient::Particle(Box::new(BufferedGradient::new(window, f)?)),
             None => {
-                if model.lgssm().is_none() {
-                    return Err(Error::setting(
-                        "gradient",
-                        alloc::format!(
-                            "kalman needs the lgssm model (model `{}` has no Kalman smoother)",
-                            model.ssm().name()
-                        ),
-                    ));
-                }
+                model.require_kalman("gradient", "smoother")?;
                 WindowGradient::Kalman(window)
             }
         };

@@ -220,15 +220,7 @@ impl Kernel<SeriesModel> for Pmmh {
         let lik = match self.filter {
             Some(f) => Likelihood::Particle(Box::new(ParticleFilter::new(f)?)),
             None => {
-                if model.lgssm().is_none() {
-                    return Err(Error::setting(
-                        "likelihood",
-                        alloc::format!(
-                            "kalman needs the lgssm model (model `{}` has no Kalman filter)",
-                            model.ssm().name()
-                        ),
-                    ));
-                }
+                model.require_kalman("likelihood", "filter")?;
                 Likelihood::Kalman
             }
         };

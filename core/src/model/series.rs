@@ -172,6 +172,21 @@ impl SeriesModel {
         }
     }
 
+    /// An error naming setting `key` unless the model is `lgssm` (the Kalman filter and
+    /// smoother need it); `what` names the Kalman tool asked for.
+    pub fn require_kalman(&self, key: &str, what: &str) -> Result<(), crate::error::Error> {
+        if self.lgssm().is_some() {
+            return Ok(());
+        }
+        Err(crate::error::Error::setting(
+            key,
+            alloc::format!(
+                "kalman needs the lgssm model (model `{}` has no Kalman {what})",
+                self.ssm().name()
+            ),
+        ))
+    }
+
     /// Whether log p(y₁:T|θ) is available exactly (`lgssm` only).
     pub fn has_exact_likelihood(&self) -> bool {
         self.lgssm().is_some()
