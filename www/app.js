@@ -191,10 +191,8 @@ function onModelChange() {
   // Samplers that support this model.
   const ss = $('sampler');
   const prev = ss.value;
-  // Time-series models: only the samplers the core routes them to (series_models).
-  const ok = (state.registry?.samplers ?? []).filter((s) => (m?.series
-    ? (s.series_models ?? []).includes(m.name)
-    : (!s.models.length || s.models.includes(m?.name))));
+  // The registry decides which samplers run on which model (runs_on).
+  const ok = (state.registry?.samplers ?? []).filter((s) => s.runs_on.includes(m?.name));
   ss.replaceChildren(...ok.map((s) => new Option(s.name, s.name)));
   if (ok.some((s) => s.name === prev)) ss.value = prev;
   else if (ok.some((s) => s.name === 'nuts')) ss.value = 'nuts';

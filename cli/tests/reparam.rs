@@ -106,7 +106,7 @@ fn reparam_none_is_the_untransformed_kernel() {
         };
         let mut rng = chain_rng(3, 0);
         let mut chain =
-            tallmc_core::kernel::registry::build(&config, Arc::clone(&model), &mut rng).unwrap();
+            tallmc_core::registry::samplers::build(&config, Arc::clone(&model), &mut rng).unwrap();
         let mut want: Vec<Vec<f64>> = Vec::new();
         run_chain(chain.as_mut(), &mut rng, 50, |ph, _, th, _| {
             if ph == Phase::Sampling {

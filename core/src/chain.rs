@@ -4,6 +4,7 @@
 //! The CLI runs one chain per thread; the browser owns one chain per Web Worker and steps it in
 //! batches. Both go through [`Chain`], so a sampler added to the registry appears in both.
 
+pub use crate::cost::Cost;
 use crate::kernel::StepInfo;
 use crate::rng::ChainRng;
 use alloc::string::String;
@@ -42,38 +43,13 @@ pub trait Chain: Send {
     }
     /// Time-series samplers (`pf-sgld`, `pmmh`): the window of the last filter run and the
     /// filter's ESS over it, for plots. `None` for every other sampler.
-    fn window_trace(&self) -> Option<crate::kernel::pfsgld::WindowTrace> {
+    fn window_trace(&self) -> Option<crate::ssm::buffered::WindowTrace> {
         None
     }
     /// Values the sampler chose itself (step size, trajectory length, subsample size, ...),
     /// final once warm-up is over, as (name, value) pairs. Empty by default.
     fn resolved(&self) -> Vec<(&'static str, f64)> {
         Vec::new()
-    }
-}
-
-/// Work done, in per-datum evaluations.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct Cost {
-    /// Per-datum log-likelihood evaluations.
-    pub lik_evals: u64,
-    /// Per-datum gradient evaluations.
-    pub grad_evals: u64,
-}
-
-impl Cost {
-    /// Add a step's evaluations.
-    pub fn add(&mut self, info: &StepInfo) {
-        self.lik_evals += info.lik_evals;
-        self.grad_evals += info.grad_evals;
-    }
-    /// Full-data-pass equivalents: max(likelihood, gradient) evaluations / n
-    /// (a joint value-and-gradient evaluation of one datum touches it once).
-    pub fn full_passes(&self, n: usize) -> f64 {
-        if n == 0 {
-            return 0.0;
-        }
-        self.lik_evals.max(self.grad_evals) as f64 / n as f64
     }
 }
 
@@ -103,55 +79,13 @@ where
     while chain.iteration() < chain.warmup() {
         let k = chain.iteration();
         let info = chain.step(rng);
-        warm.add(&info);
+        warm += info.cost();
         sink(Phase::Warmup, k, chain.position(), &info);
     }
     for k in 0..draws {
         let info = chain.step(rng);
-        samp.add(&info);
+        samp += info.cost();
         sink(Phase::Sampling, k, chain.position(), &info);
     }
     (samp, warm)
-}
-
-/// What one chain of [`run_chains`] cost.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct ChainCost {
-    /// Setup (initialisation, step-size heuristic, mode finding, ...).
-    pub setup: Cost,
-    /// Warm-up iterations.
-    pub warmup: Cost,
-    /// Kept iterations.
-    pub sampling: Cost,
-}
-
-/// Build and run `n_chains` chains one after another (no threads): chain c is built and stepped
-/// on its own stream [`chain_rng`](crate::rng::chain_rng)`(seed, c)`, so its draws do not depend
-/// on how many other chains run or in which order — the CLI's threads and the browser's workers
-/// produce the same draws. The sink receives (chain, phase, index within phase, θ, step info).
-pub fn run_chains<F>(
-    config: &crate::registry::ChainConfig<'_>,
-    model: alloc::sync::Arc<dyn crate::model::DataModel>,
-    seed: u64,
-    n_chains: usize,
-    draws: usize,
-    mut sink: F,
-) -> Result<Vec<ChainCost>, crate::Error>
-where
-    F: FnMut(usize, Phase, usize, &[f64], &StepInfo),
-{
-    let mut out = Vec::with_capacity(n_chains);
-    for c in 0..n_chains {
-        let mut rng = crate::rng::chain_rng(seed, c as u64);
-        let mut chain = crate::registry::build_chain(config, model.clone(), &mut rng)?;
-        let (sampling, warmup) = run_chain(chain.as_mut(), &mut rng, draws, |p, k, th, info| {
-            sink(c, p, k, th, info)
-        });
-        out.push(ChainCost {
-            setup: chain.setup_cost(),
-            warmup,
-            sampling,
-        });
-    }
-    Ok(out)
 }

@@ -36,7 +36,6 @@ use crate::linalg::Cholesky;
 use crate::math;
 use crate::model::gaussian::{self, Correlation};
 use crate::model::gmm;
-use crate::model::registry::{not_yet_available, NOT_YET_AVAILABLE};
 use crate::rng::{chain_rng, uniform, ChainRng};
 use crate::settings::Settings;
 use crate::ssm::{Garch, Lgssm, StateSpaceModel, StochasticVolatility};
@@ -99,8 +98,6 @@ fn simulate_pmf(n: usize, k: usize, seed: u64, settings: &Settings) -> Result<Ta
 fn check_model(model: &str) -> Result<(), Error> {
     if SIMULATED_MODELS.contains(&model) {
         Ok(())
-    } else if NOT_YET_AVAILABLE.contains(&model) {
-        Err(not_yet_available(model))
     } else {
         Err(Error::Unknown {
             what: "model",

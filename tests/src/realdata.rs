@@ -29,12 +29,7 @@ pub const TABLES: [(&str, &str, &str); 6] = [
 /// Whether `sampler` runs on `model` (the registry's routing: time-series samplers on
 /// time-series models, i.i.d. samplers on the models they list, or on all when they list none).
 pub fn runs_on(sampler: &str, model: &str) -> bool {
-    use tallmc_core::kernel::registry::series_models;
-    if tallmc_core::model::series::SERIES_MODELS.contains(&model) {
-        return series_models(sampler).contains(&model);
-    }
-    tallmc_core::registry::sampler(sampler)
-        .is_ok_and(|i| i.models.is_empty() || i.models.contains(&model))
+    tallmc_core::registry::compatible(sampler, model)
 }
 
 /// One parameter of a reference posterior.

@@ -273,7 +273,7 @@ fn e_block_poisson_is_unbiased_with_predicted_variance() {
 #[test]
 fn f_leapfrog_is_reversible_and_second_order() {
     use tallmc_core::kernel::hmcecs::{EcsEstimator, HmcEcs};
-    use tallmc_core::kernel::hmcecs_chain::metric_from_precision;
+    use tallmc_core::sampler::hmcecs::metric_from_precision;
     let (model, _) = logistic_data(50_000, 8, 17);
     let (mode, prec) = posterior_mode(&model);
     let centre = offset(&mode, &prec, 2.0);

@@ -88,7 +88,7 @@ fn energy_conservation_keeps_acceptance() {
 #[test]
 fn refreshed_block_extra_reports_the_u_step() {
     use tallmc_core::chain::{run_chain, Chain, Phase};
-    use tallmc_core::kernel::hmcecs_chain::{EcsChain, EcsConfig};
+    use tallmc_core::sampler::hmcecs::{EcsChain, EcsConfig};
     use tallmc_core::settings::Settings;
     let (glm, _) = logistic_data(2_000, 3, 7);
     let model: Arc<dyn DataModel> = Arc::new(glm);

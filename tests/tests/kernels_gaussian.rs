@@ -5,10 +5,10 @@
 //! caught the asymmetric sub-tree check fixed in Stan (stan-dev/stan#3032): with it the widest
 //! coordinates' variances were ≈ 9% too large (7 MCSE).
 
-use tallmc_core::adapt::{AdaptConfig, AdaptiveChain, MetricAdaptation};
 use tallmc_core::kernel::{Hmc, Metric, Nuts, Tunable};
 use tallmc_core::model::LogDensity;
 use tallmc_core::rng::chain_rng;
+use tallmc_core::sampler::{AdaptConfig, AdaptiveChain, MetricAdaptation};
 use tallmc_tests::*;
 
 const D: usize = 8;

@@ -2,7 +2,6 @@
 //! registry validation for the exact samplers.
 
 use std::sync::Arc;
-use tallmc_core::adapt::{AdaptConfig, AdaptiveChain, MetricAdaptation};
 use tallmc_core::dist;
 use tallmc_core::error::Error;
 use tallmc_core::kernel::{Hmc, Kernel, Mala, Metric, Nuts, Rwmh};
@@ -10,6 +9,7 @@ use tallmc_core::model::prior::Prior;
 use tallmc_core::model::{DataModel, GaussianNoise, Glm, LogDensity};
 use tallmc_core::registry::{build_chain, samplers, ChainConfig};
 use tallmc_core::rng::chain_rng;
+use tallmc_core::sampler::{AdaptConfig, AdaptiveChain, MetricAdaptation};
 use tallmc_core::settings::Settings;
 use tallmc_tests::*;
 
@@ -309,7 +309,8 @@ fn registry_lists_and_validates() {
 
 #[test]
 fn run_chains_streams_are_independent_of_chain_count() {
-    use tallmc_core::chain::{run_chains, Phase};
+    use tallmc_core::chain::Phase;
+    use tallmc_core::registry::run_chains;
     let s = Settings::new();
     let config = ChainConfig {
         sampler: "nuts",

@@ -43,7 +43,7 @@ fn reproduces_the_authors_design_table() {
         evaluate(13_000, 100, 0.05, -1.3, DEFAULT_BINS),
     );
     assert!((a.error - b.error).abs() < 1e-12 && (a.data - b.data).abs() < 1e-6);
-    let mut t = NcTable::new(13_000, 0.05, DEFAULT_BINS);
+    let t = NcTable::new(13_000, 0.05, DEFAULT_BINS);
     let near0 = t.design(0.01).expect("design");
     let far = t.design(6.0).expect("design");
     println!(

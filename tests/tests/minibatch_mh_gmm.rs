@@ -9,10 +9,11 @@
 use std::sync::Arc;
 use tallmc_core::dist::std_normal;
 use tallmc_core::kernel::minibatch_mh::xcorr::Correction;
-use tallmc_core::kernel::minibatch_mh::{MinibatchMh, MinibatchMhChain};
+use tallmc_core::kernel::minibatch_mh::MinibatchMh;
 use tallmc_core::math;
 use tallmc_core::model::{DataModel, Gmm};
 use tallmc_core::rng::chain_rng;
+use tallmc_core::sampler::minibatch_mh::MinibatchMhChain;
 use tallmc_tests::*;
 
 const N: usize = 100_000;

@@ -14,9 +14,10 @@ use tallmc_core::chain::Chain;
 use tallmc_core::kernel::minibatch_mh::baselines::{AustereMh, MhSubLhd};
 use tallmc_core::kernel::minibatch_mh::digits::{accuracy, one_vs_seven};
 use tallmc_core::kernel::minibatch_mh::xcorr::Correction;
-use tallmc_core::kernel::minibatch_mh::{MinibatchMh, MinibatchMhChain, MinibatchTest};
+use tallmc_core::kernel::minibatch_mh::{MinibatchMh, MinibatchTest};
 use tallmc_core::model::{DataModel, Glm, Logistic, Prior};
 use tallmc_core::rng::{chain_rng, uniform};
+use tallmc_core::sampler::minibatch_mh::MinibatchMhChain;
 
 fn run_test<T: MinibatchTest>(
     kernel: T,

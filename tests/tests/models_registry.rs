@@ -9,8 +9,8 @@ use tallmc_core::data::{Design, DesignSpec, Table};
 use tallmc_core::error::Error;
 use tallmc_core::model::linear::conjugate_posterior;
 use tallmc_core::model::prior::Prior;
-use tallmc_core::model::registry::gaussian_from_table;
 use tallmc_core::model::{DataModel, FullData, LogDensity};
+use tallmc_core::registry::models::gaussian_from_table;
 use tallmc_core::registry::{build_model, models, ParamKind};
 use tallmc_core::settings::Settings;
 use tallmc_core::simulate::{simulate, true_parameters};
@@ -283,18 +283,7 @@ fn bad_settings_and_names() {
     assert!(
         matches!(s.check_all_used(), Err(Error::UnknownSetting { key }) if key == "prior_scal")
     );
-    // planned and unknown models
-    for m in tallmc_core::model::registry::NOT_YET_AVAILABLE
-        .iter()
-        .copied()
-    {
-        let e = build_model(m, &t, &spec("y"), &Settings::new())
-            .err()
-            .unwrap();
-        assert!(e.to_string().contains("not yet available"), "{m}: {e}");
-        let e = simulate(m, 10, 2, 1, &Settings::new()).err().unwrap();
-        assert!(e.to_string().contains("not yet available"), "{m}: {e}");
-    }
+    // unknown models
     assert!(matches!(
         build_model("lasso", &t, &spec("y"), &Settings::new()),
         Err(Error::Unknown { what: "model", name }) if name == "lasso"

@@ -5,8 +5,9 @@
 //! needs more than 20 000 iterations (the spec's [sim] value) (the slow direction 1 has IAT ≈ 41 600).
 
 use tallmc_core::chain::Chain;
-use tallmc_core::kernel::qnhmc::{Adapt, InitScale, PairSource, QnhmcChain, QnhmcOptions, Store};
+use tallmc_core::kernel::qnhmc::{Adapt, InitScale, PairSource, Store};
 use tallmc_core::rng::chain_rng;
+use tallmc_core::sampler::qnhmc::{QnhmcChain, QnhmcOptions};
 
 use tallmc_tests::PaperGaussian;
 

@@ -7,13 +7,11 @@
 use std::sync::Arc;
 use tallmc_core::chain::Chain;
 use tallmc_core::data::Design;
-use tallmc_core::kernel::qnhmc::{
-    options_from_settings, Adapt, InitScale, InverseHessian, PairSource, QnhmcChain, QnhmcOptions,
-    Store,
-};
+use tallmc_core::kernel::qnhmc::{Adapt, InitScale, InverseHessian, PairSource, Store};
 use tallmc_core::model::{DataModel, Glm, LogDensity, Logistic, Prior};
 use tallmc_core::registry::{build_chain, ChainConfig};
 use tallmc_core::rng::chain_rng;
+use tallmc_core::sampler::qnhmc::{options_from_settings, QnhmcChain, QnhmcOptions};
 use tallmc_core::settings::Settings;
 use tallmc_tests::{ess, mean, run, run_sampler, var};
 

@@ -11,10 +11,9 @@
 //! AR(1). Moments use k·MCSE from the chain's own ESS.
 
 use tallmc_core::chain::Chain;
-use tallmc_core::kernel::qnhmc::{
-    Adapt, InitScale, InverseHessian, PairSource, QnhmcChain, QnhmcOptions, Scheme, Store,
-};
+use tallmc_core::kernel::qnhmc::{Adapt, InitScale, InverseHessian, PairSource, Scheme, Store};
 use tallmc_core::rng::{chain_rng, ChainRng};
+use tallmc_core::sampler::qnhmc::{QnhmcChain, QnhmcOptions};
 use tallmc_tests::{ess, mean, run, var};
 
 use tallmc_tests::PaperGaussian;

@@ -460,7 +460,8 @@ fn at1a_qnhmc_step_is_hmc_with_inverse_mass_c2() {
 
 #[test]
 fn settings_are_validated() {
-    use tallmc_core::kernel::qnhmc::{options_from_settings, Adapt, PairSource, Scheme};
+    use tallmc_core::kernel::qnhmc::{Adapt, PairSource, Scheme};
+    use tallmc_core::sampler::qnhmc::options_from_settings;
     use tallmc_core::settings::Settings;
     let parse = |kv: &[&str], d: usize| {
         let mut s = Settings::new();

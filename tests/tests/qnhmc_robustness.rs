@@ -7,13 +7,13 @@ use tallmc_core::chain::Chain;
 use tallmc_core::error::Error;
 use tallmc_core::kernel::leapfrog::PhasePoint;
 use tallmc_core::kernel::qnhmc::{
-    options_from_settings, qn_integrate, Adapt, InitScale, InverseHessian, PairSource, Qnhmc,
-    QnhmcChain, QnhmcOptions, Scheme, Store, DENSE_MAX_D,
+    qn_integrate, Adapt, InitScale, InverseHessian, PairSource, Qnhmc, Scheme, Store, DENSE_MAX_D,
 };
 use tallmc_core::kernel::{Metric, Tunable};
 use tallmc_core::linalg::{symmetric_eigen, Cholesky};
 use tallmc_core::model::LogDensity;
 use tallmc_core::rng::chain_rng;
+use tallmc_core::sampler::qnhmc::{options_from_settings, QnhmcChain, QnhmcOptions};
 use tallmc_core::settings::Settings;
 
 /// N(0, diag(σ²)) with σⱼ = 1 + j (d = σ.len()).

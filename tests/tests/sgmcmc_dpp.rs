@@ -18,11 +18,11 @@
 //!   divergence that leaves θ unchanged — never a biased gradient from a short subset.
 
 use tallmc_core::dist;
-use tallmc_core::kernel::sgmcmc::dpp::log_elementary_symmetric;
-use tallmc_core::kernel::sgmcmc::KDpp;
+use tallmc_core::estimator::dpp::log_elementary_symmetric;
 use tallmc_core::linalg::{symmetric_eigen, Cholesky};
 use tallmc_core::math;
 use tallmc_core::rng::chain_rng;
+use tallmc_core::sampler::sgmcmc::KDpp;
 
 fn det(m: &[f64], k: usize) -> f64 {
     match Cholesky::new(m, k) {
@@ -212,12 +212,12 @@ fn at7_kdpp_low_rank_beyond_rank_is_exact() {
 fn incomplete_draw_is_reported_not_used() {
     use std::sync::Arc;
     use tallmc_core::chain::{Chain, Cost};
-    use tallmc_core::kernel::sgmcmc::{
-        Dynamics, GradientEstimator, SgChain, StepSchedule, Subsampler,
-    };
     use tallmc_core::model::gaussian::GaussianMean;
     use tallmc_core::model::prior::Prior;
     use tallmc_core::model::DataModel;
+    use tallmc_core::sampler::sgmcmc::{
+        Dynamics, GradientEstimator, SgChain, StepSchedule, Subsampler,
+    };
     // Both columns are v = (0.6, 0.8): K = 2vvᵀ, rank 1, so after one item every residual is 0
     // up to rounding (the trace should be k − 1 = 1).
     let mut dpp = KDpp::from_eigen(&[1.0, 1.0], &[0.6, 0.6, 0.8, 0.8], 2).expect("kdpp");

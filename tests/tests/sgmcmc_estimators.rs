@@ -19,16 +19,16 @@
 
 use std::sync::Arc;
 use tallmc_core::dist::{self, AliasTable, IndexSampler};
-use tallmc_core::kernel::sgmcmc::estimator::{
+use tallmc_core::estimator::gradient::{
     cv_ps_weights, optimal_weights, per_datum_gradients, ps_weights,
 };
-use tallmc_core::kernel::sgmcmc::{GradientEstimator, KDpp, Subsampler};
 use tallmc_core::linalg::Cholesky;
 use tallmc_core::model::gaussian::GaussianMean;
 use tallmc_core::model::prior::Prior;
 use tallmc_core::model::{DataModel, Glm, Logistic};
 use tallmc_core::optim::{find_mode, ModeOptions};
 use tallmc_core::rng::{chain_rng, ChainRng};
+use tallmc_core::sampler::sgmcmc::{GradientEstimator, KDpp, Subsampler};
 use tallmc_tests::*;
 
 fn imbalanced_logistic(n: usize, seed: u64) -> Arc<dyn DataModel> {
@@ -210,7 +210,7 @@ fn at4_closed_form_matches_monte_carlo() {
 
 fn est_wr_formula(model: &dyn DataModel, theta: &[f64], centre: Option<&[f64]>, m: usize) -> f64 {
     let a = per_datum_gradients(model, theta, centre);
-    tallmc_core::kernel::sgmcmc::estimator::pseudo_variance_uniform(&a, model.dim(), m, true)
+    tallmc_core::estimator::gradient::pseudo_variance_uniform(&a, model.dim(), m, true)
 }
 
 #[test]

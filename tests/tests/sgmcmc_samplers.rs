@@ -37,15 +37,15 @@
 use std::sync::Arc;
 use tallmc_core::chain::Chain;
 use tallmc_core::dist;
-use tallmc_core::kernel::sgmcmc::{
-    build_sg_chain, AdaptiveBatch, Batching, Dynamics, SgOptions, SgldInit, StepSchedule,
-};
 use tallmc_core::model::gaussian::GaussianMean;
 use tallmc_core::model::linear::conjugate_posterior;
 use tallmc_core::model::prior::Prior;
 use tallmc_core::model::{DataModel, GaussianNoise, Glm, Logistic};
 use tallmc_core::registry::{build_chain, samplers, ChainConfig};
 use tallmc_core::rng::chain_rng;
+use tallmc_core::sampler::sgmcmc::{
+    build_sg_chain, AdaptiveBatch, Batching, Dynamics, SgOptions, SgldInit, StepSchedule,
+};
 use tallmc_core::settings::Settings;
 use tallmc_tests::*;
 
@@ -267,7 +267,7 @@ fn asgld_batch_rule_and_variance_bound() {
 /// xᵢᵀθ = 0 with θ′ − θ ∥ xᵢ (|f″| = ¼ there), linear everywhere along xᵢ.
 #[test]
 fn lipschitz_constants_bound_gradient_differences() {
-    use tallmc_core::kernel::sgmcmc::estimator::lipschitz_constants;
+    use tallmc_core::estimator::gradient::lipschitz_constants;
     let mut rng = chain_rng(21, 0);
     let mut design = gaussian_design(300, 3, &mut rng);
     for i in 0..300 {
@@ -339,7 +339,7 @@ fn lipschitz_constants_bound_gradient_differences() {
 /// to allocate usize::MAX indices); without replacement the batch is clamped to n.
 #[test]
 fn oversized_batches_are_errors_not_panics() {
-    use tallmc_core::kernel::sgmcmc::GradientEstimator;
+    use tallmc_core::sampler::sgmcmc::GradientEstimator;
     let max = usize::MAX.to_string();
     let huge = format!("batch_size={max}");
     let giga = "batch_size=1000000000";
@@ -388,13 +388,12 @@ fn oversized_batches_are_errors_not_panics() {
     assert!(err.contains("batch_size") && err.contains("k·n"), "{err}");
     // The k-DPP constructors check the same work-space bound.
     let f: Vec<f64> = (0..10_000).map(|i| (i % 13) as f64).collect();
-    let err = tallmc_core::kernel::sgmcmc::KDpp::linear_kernel(&f, 10_000, 1, 0.1, 6000)
+    let err = tallmc_core::sampler::sgmcmc::KDpp::linear_kernel(&f, 10_000, 1, 0.1, 6000)
         .expect_err("k·n > bound");
     assert!(err.to_string().contains("batch_size"), "{err}");
     // A wrong-length mode is reported as such (not as a covariance of the wrong size).
-    let err =
-        tallmc_core::kernel::sgmcmc::estimator::cv_ps_weights(model.as_ref(), &[0.0; 2], &[0.0; 9])
-            .expect_err("wrong mode length");
+    let err = tallmc_core::estimator::gradient::cv_ps_weights(model.as_ref(), &[0.0; 2], &[0.0; 9])
+        .expect_err("wrong mode length");
     let msg = err.to_string();
     assert!(
         msg.contains("mode") && msg.contains('3') && msg.contains('2'),
@@ -411,8 +410,8 @@ fn oversized_batches_are_errors_not_panics() {
 /// 2/(hλ_min(A)) of the slowest direction, in [1000, 50 000].
 #[test]
 fn asgld_pilot_defaults_scale_with_relaxation_time() {
-    use tallmc_core::kernel::sgmcmc::{auto_pilot_iters, PILOT_ITERS_MAX, PILOT_ITERS_MIN};
     use tallmc_core::optim::{find_mode, ModeOptions};
+    use tallmc_core::sampler::sgmcmc::{auto_pilot_iters, PILOT_ITERS_MAX, PILOT_ITERS_MIN};
     // Closed form on diagonal precisions.
     let tr = 2.0;
     let h = 0.1 / tr;

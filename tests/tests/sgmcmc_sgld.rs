@@ -224,8 +224,8 @@ fn minibatch_stationary_variance_without_replacement() {
 /// ∇ log π(θ) (unbiasedness, within 4 standard errors).
 #[test]
 fn gradient_estimators_centre_exactness_and_unbiasedness() {
-    use tallmc_core::kernel::sgmcmc::GradientEstimator;
     use tallmc_core::optim::{find_mode, ModeOptions};
+    use tallmc_core::sampler::sgmcmc::GradientEstimator;
     let n = 2000;
     let (model, _, _) = gaussian_1d(n, 10);
     let exact = |theta: f64| {
@@ -250,7 +250,7 @@ fn gradient_estimators_centre_exactness_and_unbiasedness() {
     // Stored ∇ℓᵢ(θ̂) (m evaluations) and recomputed ones (2m) give the same estimate from the
     // same batch, for uniform and for preferential batches.
     use tallmc_core::dist::AliasTable;
-    use tallmc_core::kernel::sgmcmc::Subsampler;
+    use tallmc_core::sampler::sgmcmc::Subsampler;
     let p: Vec<f64> = (0..n).map(|i| 1.0 + (i % 7) as f64).collect();
     let (pref, _) = GradientEstimator::new(
         model.as_ref(),

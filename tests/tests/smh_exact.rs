@@ -26,10 +26,11 @@ mod smh_common;
 
 use std::sync::{Arc, OnceLock};
 use tallmc_core::dist::std_normal;
-use tallmc_core::kernel::smh::{Smh, SmhChain, SmhOptions, SmhProposal, SmhState};
+use tallmc_core::kernel::smh::{Smh, SmhOptions, SmhProposal, SmhState};
 use tallmc_core::model::DataModel;
 use tallmc_core::optim::{find_mode, ModeOptions};
 use tallmc_core::rng::{chain_rng, uniform};
+use tallmc_core::sampler::smh::SmhChain;
 use tallmc_tests::{mcse_mean, mean, run, run_sampler, sd};
 
 const N: usize = 32;

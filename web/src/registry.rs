@@ -33,8 +33,9 @@ fn param_json(p: &ParamSpec) -> Value {
     }
 }
 
-/// Samplers: `[{name, description, exact, signed, models, series_models, params}]`
-/// (`series_models`: the time-series models it runs on).
+/// Samplers: `[{name, description, exact, signed, models, series_models, runs_on, params}]`
+/// (`series_models`: the time-series models it runs on; `runs_on`: every model it runs on, as
+/// the registry decides — what the playground offers).
 pub fn samplers_json() -> Value {
     Value::Array(
         registry::samplers()
@@ -46,7 +47,12 @@ pub fn samplers_json() -> Value {
                     "exact": s.exact,
                     "signed": s.signed,
                     "models": s.models,
-                    "series_models": tallmc_core::kernel::registry::series_models(s.name),
+                    "series_models": tallmc_core::registry::series_models(s.name),
+                    "runs_on": registry::models()
+                        .iter()
+                        .map(|m| m.name)
+                        .filter(|m| registry::compatible(s.name, m))
+                        .collect::<Vec<_>>(),
                     "params": s.params.iter().map(param_json).collect::<Vec<_>>(),
                 })
             })
@@ -90,5 +96,28 @@ mod tests {
             assert!(s["name"].is_string());
             assert!(s["params"].is_array());
         }
+    }
+
+    /// The playground offers exactly the samplers the core builds for a model.
+    #[test]
+    fn runs_on_is_the_registry_routing() {
+        let v = samplers_json();
+        let runs_on = |name: &str| -> Vec<String> {
+            let s = v
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|s| s["name"] == name)
+                .unwrap();
+            serde_json::from_value(s["runs_on"].clone()).unwrap()
+        };
+        assert_eq!(runs_on("pf-sgld"), ["lgssm", "sv", "garch"]);
+        assert!(runs_on("nuts").contains(&"lgssm".to_string()));
+        assert!(!runs_on("nuts").contains(&"sv".to_string()));
+        assert!(runs_on("smh-2").contains(&"logistic".to_string()));
+        assert!(!runs_on("smh-2").contains(&"poisson".to_string()));
+        assert!(!runs_on("sgld")
+            .iter()
+            .any(|m| ["lgssm", "sv", "garch"].contains(&m.as_str())));
     }
 }

@@ -153,14 +153,8 @@ pub fn run(a: &RunArgs) -> Result<(), CliError> {
         .ok_or_else(|| CliError::input(unknown("model", &a.model)))?;
     let sampler_info = registry::sampler(&a.sampler)
         .map_err(|_| CliError::input(unknown("sampler", &a.sampler)))?;
-    if !sampler_info.models.is_empty() && !sampler_info.models.contains(&model_info.name) {
-        return Err(CliError::input(format!(
-            "sampler `{}` does not support model `{}` (it supports: {})",
-            sampler_info.name,
-            model_info.name,
-            sampler_info.models.join(", ")
-        )));
-    }
+    registry::check_compatible(sampler_info.name, model_info.name)
+        .map_err(|e| CliError::input(e.to_string()))?;
     if model_info.regression && a.response.is_none() {
         return Err(CliError::input(format!(
             "--response COLUMN is required for model `{}`",

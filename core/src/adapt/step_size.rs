@@ -9,7 +9,7 @@
 //! Hoffman, M. D. & Gelman, A. (2014). The No-U-Turn Sampler, Algorithm 4. JMLR 15.
 //! Stan's `base_hmc::init_stepsize`.
 
-use crate::chain::Cost;
+use crate::cost::Cost;
 use crate::kernel::Adaptable;
 use crate::rng::Rng;
 

@@ -9,11 +9,11 @@
 //! Neal, R. M. (2011). MCMC using Hamiltonian dynamics. Handbook of MCMC, ch. 5.
 
 use super::leapfrog::{leapfrog, PhasePoint};
-use super::{accept_prob, Adaptable, Kernel, Metric, StepInfo, Tunable};
-use crate::chain::Cost;
+use super::{accept_prob, Adaptable, Kernel, KernelInfo, Metric, StepInfo, Tunable};
+use crate::cost::Cost;
 use crate::error::Error;
 use crate::model::LogDensity;
-use crate::rng::{uniform, Rng};
+use crate::rng::{uniform, ChainRng, Rng};
 use alloc::vec;
 
 /// The energy error beyond which a trajectory is divergent (as in Stan).
@@ -97,7 +97,7 @@ impl<T: LogDensity + ?Sized> Kernel<T> for Hmc {
         init_point(target, position, &self.metric)
     }
 
-    fn step<R: Rng + ?Sized>(&self, rng: &mut R, target: &T, state: &mut PhasePoint) -> StepInfo {
+    fn step(&self, rng: &mut ChainRng, target: &T, state: &mut PhasePoint) -> StepInfo {
         let eps = if self.jitter > 0.0 {
             self.step_size * (1.0 + self.jitter * (2.0 * uniform(rng) - 1.0))
         } else {
@@ -156,6 +156,8 @@ impl Tunable for Hmc {
         self.metric = metric;
     }
 }
+
+impl<T: LogDensity + ?Sized> KernelInfo<T> for Hmc {}
 
 impl<T: LogDensity + ?Sized> Adaptable<T> for Hmc {
     fn probe<R: Rng + ?Sized>(

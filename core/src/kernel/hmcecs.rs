@@ -30,7 +30,7 @@ use crate::estimator::{
 };
 use crate::math;
 use crate::model::{DataModel, LogDensity};
-use crate::rng::{uniform, uniform_index, Rng};
+use crate::rng::{uniform, uniform_index, ChainRng, Rng};
 use alloc::vec;
 use alloc::vec::Vec;
 
@@ -280,9 +280,9 @@ impl HmcEcs {
     }
 
     /// The θ-step by NUTS on the fixed-u Hamiltonian; returns (info, evaluations).
-    fn nuts_step<R: Rng + ?Sized>(
+    fn nuts_step(
         &self,
-        rng: &mut R,
+        rng: &mut ChainRng,
         model: &dyn DataModel,
         st: &mut HmcEcsState,
         max_depth: usize,
@@ -615,12 +615,7 @@ impl Kernel<dyn DataModel> for HmcEcs {
             .map(|(s, _)| s)
     }
 
-    fn step<R: Rng + ?Sized>(
-        &self,
-        rng: &mut R,
-        target: &dyn DataModel,
-        st: &mut HmcEcsState,
-    ) -> StepInfo {
+    fn step(&self, rng: &mut ChainRng, target: &dyn DataModel, st: &mut HmcEcsState) -> StepInfo {
         let (u_acc, u_evals) = if self.full_energy {
             // Naive scheme: a fresh subsample, independent of θ, instead of the u-step.
             st.u = self.draw_subsample(rng);
@@ -720,5 +715,75 @@ impl HmcEcs {
             EcsEstimator::Perturbed(e) => e.m().max(1),
             EcsEstimator::Signed { est, .. } => est.m().max(1),
         }
+    }
+}
+
+/// The same kernel over a shared data model (what the chain driver holds).
+impl Kernel<alloc::sync::Arc<dyn DataModel>> for HmcEcs {
+    type State = HmcEcsState;
+    fn init(
+        &self,
+        target: &alloc::sync::Arc<dyn DataModel>,
+        position: &[f64],
+    ) -> Result<HmcEcsState, Error> {
+        Kernel::<dyn DataModel>::init(self, &**target, position)
+    }
+    fn step(
+        &self,
+        rng: &mut ChainRng,
+        target: &alloc::sync::Arc<dyn DataModel>,
+        state: &mut HmcEcsState,
+    ) -> StepInfo {
+        Kernel::<dyn DataModel>::step(self, rng, &**target, state)
+    }
+}
+
+impl super::KernelInfo<alloc::sync::Arc<dyn DataModel>> for HmcEcs {
+    fn extra_names(&self) -> Vec<&'static str> {
+        let signed = matches!(self.estimator, EcsEstimator::Signed { .. });
+        let mut v = if signed {
+            alloc::vec!["n_batches", "u_accept", "data_fraction"]
+        } else {
+            alloc::vec!["sigma2", "u_accept", "data_fraction"]
+        };
+        if matches!(self.trajectory, Trajectory::Nuts(_)) {
+            v.push("tree_depth");
+        } else if !signed && !self.full_energy {
+            v.push("refreshed_block");
+        }
+        v
+    }
+    fn signed(&self) -> bool {
+        matches!(self.estimator, EcsEstimator::Signed { .. })
+    }
+    fn exact(&self) -> bool {
+        self.signed_or_full()
+    }
+    /// `eps`, `L`, `order`, and `m`, `G` (perturbed) or `m`, `lambda`, `a`, `kappa` (signed).
+    fn resolved(&self, _state: &HmcEcsState) -> Vec<(&'static str, f64)> {
+        let mut v = alloc::vec![
+            ("eps", self.step_size),
+            ("L", self.n_leapfrog as f64),
+            ("order", self.cv.order() as f64),
+        ];
+        match &self.estimator {
+            EcsEstimator::Perturbed(e) => {
+                v.push(("m", e.m() as f64));
+                v.push(("G", e.blocks() as f64));
+            }
+            EcsEstimator::Signed { est, kappa } => {
+                v.push(("m", est.m() as f64));
+                v.push(("lambda", est.lambda() as f64));
+                v.push(("a", est.a()));
+                v.push(("kappa", *kappa as f64));
+            }
+        }
+        v
+    }
+}
+
+impl HmcEcs {
+    fn signed_or_full(&self) -> bool {
+        matches!(self.estimator, EcsEstimator::Signed { .. }) || self.full_energy
     }
 }

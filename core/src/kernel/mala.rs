@@ -9,12 +9,12 @@
 //! Roberts, G. O. & Tweedie, R. L. (1996). Exponential convergence of Langevin distributions and
 //! their discrete approximations. Bernoulli 2(4). Roberts & Rosenthal (1998), optimal acceptance 0.574.
 
-use super::{accept_prob, Adaptable, HasPosition, Kernel, Metric, StepInfo, Tunable};
-use crate::chain::Cost;
+use super::{accept_prob, Adaptable, HasPosition, Kernel, KernelInfo, Metric, StepInfo, Tunable};
+use crate::cost::Cost;
 use crate::dist;
 use crate::error::Error;
 use crate::model::LogDensity;
-use crate::rng::{uniform, Rng};
+use crate::rng::{uniform, ChainRng, Rng};
 use alloc::vec;
 use alloc::vec::Vec;
 
@@ -128,7 +128,7 @@ impl<T: LogDensity + ?Sized> Kernel<T> for Mala {
         })
     }
 
-    fn step<R: Rng + ?Sized>(&self, rng: &mut R, target: &T, state: &mut MalaState) -> StepInfo {
+    fn step(&self, rng: &mut ChainRng, target: &T, state: &mut MalaState) -> StepInfo {
         let eps = self.step_size;
         let prop = self.propose(rng, target, state, eps);
         let divergent = !finite(&prop);
@@ -172,6 +172,8 @@ impl Tunable for Mala {
         self.metric = metric;
     }
 }
+
+impl<T: LogDensity + ?Sized> KernelInfo<T> for Mala {}
 
 impl<T: LogDensity + ?Sized> Adaptable<T> for Mala {
     fn probe<R: Rng + ?Sized>(

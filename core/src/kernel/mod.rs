@@ -5,12 +5,12 @@
 //! validates and returns an error; `step` never fails: a non-finite energy is a rejected,
 //! divergent step. Each step reports its cost in per-datum evaluations.
 
+pub use crate::cost::Cost;
 use crate::error::Error;
-use crate::rng::Rng;
+use crate::rng::{ChainRng, Rng};
 
 pub mod hmc;
 pub mod hmcecs;
-pub mod hmcecs_chain;
 pub mod leapfrog;
 pub mod mala;
 pub mod metric;
@@ -19,7 +19,6 @@ pub mod nuts;
 pub mod pfsgld;
 pub mod pmmh;
 pub mod qnhmc;
-pub mod registry;
 pub mod rwmh;
 pub mod sgmcmc;
 pub mod smh;
@@ -29,7 +28,6 @@ pub use metric::Metric;
 pub use nuts::Nuts;
 pub use rwmh::Rwmh;
 
-use crate::chain::Cost;
 use alloc::vec::Vec;
 
 /// What one step did. A small `Copy` record; the chain driver writes it to `stats.csv`.
@@ -55,6 +53,16 @@ pub struct StepInfo {
     pub sign: f64,
     /// Kernel-specific extras, named by the chain's `extra_names()` (σ̂², batch size, tree depth, ...).
     pub extra: [f64; 4],
+}
+
+impl StepInfo {
+    /// This step's evaluations as a [`Cost`].
+    pub fn cost(&self) -> Cost {
+        Cost {
+            lik_evals: self.lik_evals,
+            grad_evals: self.grad_evals,
+        }
+    }
 }
 
 impl Default for StepInfo {
@@ -87,7 +95,33 @@ pub trait Kernel<T: ?Sized> {
     /// Validate and build the state at `position`.
     fn init(&self, target: &T, position: &[f64]) -> Result<Self::State, Error>;
     /// One transition. Never panics and never fails.
-    fn step<R: Rng + ?Sized>(&self, rng: &mut R, target: &T, state: &mut Self::State) -> StepInfo;
+    fn step(&self, rng: &mut ChainRng, target: &T, state: &mut Self::State) -> StepInfo;
+}
+
+/// What a kernel tells about itself besides its steps, for the driver to report: the names
+/// of its extras, the values it resolved, whether it is exact or signed. Every kernel the
+/// generic driver ([`crate::sampler::Driver`]) runs implements it.
+pub trait KernelInfo<T: ?Sized>: Kernel<T> {
+    /// Names of the meaningful entries of [`StepInfo::extra`].
+    fn extra_names(&self) -> Vec<&'static str> {
+        Vec::new()
+    }
+    /// Values the kernel chose itself (scales, subsample sizes, ...), as (name, value).
+    fn resolved(&self, _state: &Self::State) -> Vec<(&'static str, f64)> {
+        Vec::new()
+    }
+    /// Whether it targets the posterior exactly.
+    fn exact(&self) -> bool {
+        true
+    }
+    /// Whether its draws carry signs.
+    fn signed(&self) -> bool {
+        false
+    }
+    /// Time-series kernels: the window of the last filter run and the filter's ESS over it.
+    fn window_trace(&self, _state: &Self::State) -> Option<crate::ssm::buffered::WindowTrace> {
+        None
+    }
 }
 
 /// Kernels whose step size and metric warm-up adaptation may tune.
@@ -102,8 +136,8 @@ pub trait Tunable {
     fn set_metric(&mut self, metric: Metric);
 }
 
-/// Kernels that warm-up adaptation ([`crate::adapt::AdaptiveChain`]) can drive.
-pub trait Adaptable<T: ?Sized>: Kernel<T> + Tunable {
+/// Kernels that warm-up adaptation ([`crate::sampler::AdaptiveChain`]) can drive.
+pub trait Adaptable<T: ?Sized>: KernelInfo<T> + Tunable {
     /// Acceptance probability of one cheap trial move from `state` with step size `eps`
     /// (one leapfrog step for Hamiltonian kernels, one proposal for MH kernels), leaving `state`
     /// unchanged, and what it cost. Used by the initial step-size heuristic. Never NaN.
@@ -117,10 +151,6 @@ pub trait Adaptable<T: ?Sized>: Kernel<T> + Tunable {
     /// Whether `init` evaluates the gradient (for setup-cost accounting).
     fn uses_gradient(&self) -> bool {
         true
-    }
-    /// Names of the meaningful entries of [`StepInfo::extra`].
-    fn extra_names(&self) -> Vec<&'static str> {
-        Vec::new()
     }
 }
 

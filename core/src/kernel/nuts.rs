@@ -17,12 +17,12 @@
 
 use super::hmc::{init_point, probe_one_leapfrog, MAX_ENERGY_ERROR};
 use super::leapfrog::{leapfrog, PhasePoint};
-use super::{Adaptable, Kernel, Metric, StepInfo, Tunable};
-use crate::chain::Cost;
+use super::{Adaptable, Kernel, KernelInfo, Metric, StepInfo, Tunable};
+use crate::cost::Cost;
 use crate::error::Error;
 use crate::math;
 use crate::model::LogDensity;
-use crate::rng::{uniform, Rng};
+use crate::rng::{uniform, ChainRng, Rng};
 use alloc::vec;
 use alloc::vec::Vec;
 
@@ -189,7 +189,7 @@ impl<T: LogDensity + ?Sized> Kernel<T> for Nuts {
         init_point(target, position, &self.metric)
     }
 
-    fn step<R: Rng + ?Sized>(&self, rng: &mut R, target: &T, state: &mut PhasePoint) -> StepInfo {
+    fn step(&self, rng: &mut ChainRng, target: &T, state: &mut PhasePoint) -> StepInfo {
         let d = state.q.len();
         let metric = &self.metric;
         let mut z = state.clone();
@@ -351,6 +351,9 @@ impl<T: LogDensity + ?Sized> Adaptable<T> for Nuts {
     ) -> (f64, Cost) {
         probe_one_leapfrog(rng, target, &self.metric, state, eps)
     }
+}
+
+impl<T: LogDensity + ?Sized> KernelInfo<T> for Nuts {
     fn extra_names(&self) -> Vec<&'static str> {
         vec!["tree_depth"]
     }

@@ -1,4 +1,4 @@
-//! Buffered particle-filter SGLD (`pf-sgld`) for state-space models (Aicher, Putcha et al.
+//! The buffered particle-filter SGLD kernel (`pf-sgld`) for state-space models (Aicher, Putcha et al.
 //! 2023; Putcha 2024, Algorithm 3): SGLD on a time series with the buffered subsequence
 //! gradient of [`crate::ssm::buffered`].
 //!
@@ -32,153 +32,17 @@
 //! effective sample size over S*, of N; NaN for the Kalman gradient), `window_log_lik`
 //! (log p̂(y_{S*}|θ) under the window's initial law).
 
-use crate::chain::Chain;
 use crate::error::Error;
 use crate::kernel::sgmcmc::StepSchedule;
-use crate::kernel::StepInfo;
+use crate::kernel::{HasPosition, Kernel, KernelInfo, StepInfo};
 use crate::math;
 use crate::model::SeriesModel;
-use crate::registry::{ChainConfig, ParamKind, ParamSpec, SamplerInfo};
-use crate::rng::{uniform, ChainRng};
-use crate::settings::Settings;
-use crate::ssm::buffered::{self, BufferConfig, BufferedGradient, Window};
-use crate::ssm::pf::{PfConfig, Proposal, MAX_PARTICLES};
-use crate::ssm::resample::Resampling;
+use crate::rng::ChainRng;
+use crate::ssm::buffered::{self, BufferConfig, BufferedGradient, Window, WindowTrace};
+use crate::ssm::pf::PfConfig;
 use alloc::boxed::Box;
-use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
-
-/// Default step factor: h = `AUTO_STEP_FACTOR`/T (the thesis's ε = 0.05 per observation).
-pub const AUTO_STEP_FACTOR: f64 = 0.1;
-
-pub(crate) const P_STEP: ParamSpec = ParamSpec {
-    key: "step_size",
-    description: "SGLD step h in θ + (h/2)ĝ + √h ξ; auto (NaN) = 0.1/T (the thesis's ε = 0.05 per observation)",
-    kind: ParamKind::Real {
-        default: f64::NAN,
-        min: 0.0,
-        max: f64::INFINITY,
-    },
-};
-
-const P_SCHEDULE: ParamSpec = ParamSpec {
-    key: "schedule",
-    description: "step sizes: constant, or decreasing h_t = h₀(1 + t/b)^(−γ)",
-    kind: ParamKind::Choice(&["constant", "decreasing"]),
-};
-
-const P_SCHEDULE_B: ParamSpec = ParamSpec {
-    key: "schedule_b",
-    description: "b of the decreasing schedule",
-    kind: ParamKind::Real {
-        default: 1000.0,
-        min: 0.0,
-        max: f64::INFINITY,
-    },
-};
-
-const P_SCHEDULE_GAMMA: ParamSpec = ParamSpec {
-    key: "schedule_gamma",
-    description: "exponent γ of the decreasing schedule",
-    kind: ParamKind::Real {
-        default: 0.33,
-        min: 0.0,
-        max: 1.0,
-    },
-};
-
-const P_SUBSEQ: ParamSpec = ParamSpec {
-    key: "subseq_len",
-    description: "subsequence length S (time points whose gradient is used; clamped to T)",
-    kind: ParamKind::Int {
-        default: 40,
-        min: 1,
-        max: usize::MAX,
-    },
-};
-
-const P_BUFFER: ParamSpec = ParamSpec {
-    key: "buffer",
-    description: "buffer B on each side of the subsequence (0: the biased no-buffer gradient)",
-    kind: ParamKind::Int {
-        default: 10,
-        min: 0,
-        max: usize::MAX,
-    },
-};
-
-pub(crate) const fn p_particles(default: usize) -> ParamSpec {
-    ParamSpec {
-        key: "particles",
-        description: "particles N of the filter (gradient/likelihood = particle)",
-        kind: ParamKind::Int {
-            default,
-            min: 1,
-            max: crate::ssm::pf::MAX_PARTICLES,
-        },
-    }
-}
-
-pub(crate) const P_PROPOSAL: ParamSpec = ParamSpec {
-    key: "proposal",
-    description: "particle proposal: optimal (lgssm, garch; bootstrap for sv) or bootstrap",
-    kind: ParamKind::Choice(&["optimal", "bootstrap"]),
-};
-
-pub(crate) const P_RESAMPLING: ParamSpec = ParamSpec {
-    key: "resampling",
-    description: "resampling scheme of the particle filter",
-    kind: ParamKind::Choice(&["systematic", "stratified", "residual", "multinomial"]),
-};
-
-pub(crate) const fn p_ess_threshold(default: f64) -> ParamSpec {
-    ParamSpec {
-        key: "ess_threshold",
-        description: "resample when ESS < κN (κ = 1: at every step)",
-        kind: ParamKind::Real {
-            default,
-            min: 0.0,
-            max: 1.0,
-        },
-    }
-}
-
-const P_GRADIENT: ParamSpec = ParamSpec {
-    key: "gradient",
-    description: "window expectation: particle filter, or kalman (exact RTS smoother on the window, lgssm only)",
-    kind: ParamKind::Choice(&["particle", "kalman"]),
-};
-
-pub(crate) const P_INIT: ParamSpec = ParamSpec {
-    key: "init",
-    description:
-        "starting point: model (data-based guess), zero, or random (uniform(−1, 1) around model)",
-    kind: ParamKind::Choice(&["model", "zero", "random"]),
-};
-
-/// Registry entry of `pf-sgld`.
-pub const PF_SGLD_INFO: SamplerInfo = SamplerInfo {
-    name: "pf-sgld",
-    description: "buffered particle-filter SGLD for time series (Aicher, Putcha et al. 2023; Putcha 2024, Alg. 3)",
-    exact: false,
-    signed: false,
-    models: crate::model::series::SERIES_MODELS,
-    params: &[
-        P_STEP,
-        P_SCHEDULE,
-        P_SCHEDULE_B,
-        P_SCHEDULE_GAMMA,
-        P_SUBSEQ,
-        P_BUFFER,
-        p_particles(200),
-        P_PROPOSAL,
-        P_RESAMPLING,
-        p_ess_threshold(1.0),
-        P_GRADIENT,
-        P_INIT,
-    ],
-};
 
 /// How the window expectation is computed.
 #[derive(Debug, Clone)]
@@ -189,10 +53,11 @@ pub enum WindowGradient {
     Kalman(BufferConfig),
 }
 
-/// Options of a [`PfSgldChain`].
+/// The PF-SGLD kernel: the step-size schedule, the window (subsequence and buffer) and the
+/// filter (`None`: the exact Kalman smoother, `lgssm` only).
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct PfSgldOptions {
-    /// Step-size schedule (its h₀ is the step; NaN h₀ = auto, 0.1/T).
+pub struct PfSgld {
+    /// Step sizes h_t (t counts iterations from 0, warm-up included).
     pub schedule: StepSchedule,
     /// Subsequence length and buffer.
     pub window: BufferConfig,
@@ -200,58 +65,31 @@ pub struct PfSgldOptions {
     pub filter: Option<PfConfig>,
 }
 
-/// The filter's view of the last window, for plots: where it was and the ESS path over it
-/// (`pmmh`: the whole series, S = S* = 1..T).
-#[derive(Debug, Clone, PartialEq)]
-pub struct WindowTrace {
-    /// The window (0-based half-open ranges into y).
-    pub window: Window,
-    /// ESS after weighting at each time point of S* (empty for the Kalman gradient).
-    pub ess: Vec<f64>,
-    /// Particles N (0 for the Kalman gradient).
-    pub particles: usize,
-}
-
-/// A buffered PF-SGLD chain.
-pub struct PfSgldChain {
-    model: SeriesModel,
-    gradient: WindowGradient,
-    schedule: StepSchedule,
+/// The state of [`PfSgld`]: θ, the iteration, the window gradient (its particle filter and
+/// buffers) and the last window.
+#[derive(Debug, Clone)]
+pub struct PfSgldState {
     theta: Vec<f64>,
     grad: Vec<f64>,
     iter: usize,
-    warmup: usize,
+    gradient: WindowGradient,
     last_window: Option<Window>,
 }
 
-/// Where a chain starts.
-pub(crate) fn start_point(
-    model: &SeriesModel,
-    init: &str,
-    rng: &mut ChainRng,
-) -> Result<Vec<f64>, Error> {
-    use crate::model::DataModel;
-    let base = model.initial_point();
-    let theta: Vec<f64> = match init {
-        "zero" => vec![0.0; base.len()],
-        "random" => base.iter().map(|v| v + 2.0 * uniform(rng) - 1.0).collect(),
-        _ => base,
-    };
-    let mut g = vec![0.0; theta.len()];
-    if !model.ssm().log_prior_grad(&theta, &mut g).is_finite() {
-        return Err(Error::NonFiniteStart);
+impl HasPosition for PfSgldState {
+    fn position(&self) -> &[f64] {
+        &self.theta
     }
-    Ok(theta)
 }
 
-impl PfSgldChain {
-    /// A chain on `model` starting at `theta`.
-    pub fn new(
-        model: SeriesModel,
-        opts: PfSgldOptions,
-        theta: Vec<f64>,
-        warmup: usize,
-    ) -> Result<Self, Error> {
+impl Kernel<SeriesModel> for PfSgld {
+    type State = PfSgldState;
+
+    /// The state at `theta` (finite, length p), with the window's filter (or the Kalman
+    /// smoother, which needs `lgssm`).
+    fn init(&self, model: &SeriesModel, theta: &[f64]) -> Result<PfSgldState, Error> {
+        let opts = self;
+        let theta = theta.to_vec();
         let p = model.ssm().dim();
         if theta.len() != p {
             return Err(Error::Dimension {
@@ -267,85 +105,34 @@ impl PfSgldChain {
         let gradient = match opts.filter {
             Some(f) => WindowGradient::Particle(Box::new(BufferedGradient::new(window, f)?)),
             None => {
-                if model.lgssm().is_none() {
-                    return Err(Error::setting(
-                        "gradient",
-                        alloc::format!(
-                            "kalman needs the lgssm model (model `{}` has no Kalman smoother)",
-                            model.ssm().name()
-                        ),
-                    ));
-                }
+                model.require_kalman("gradient", "smoother")?;
                 WindowGradient::Kalman(window)
             }
         };
-        let t_len = model.y().len() as f64;
-        let mut schedule = opts.schedule;
-        if schedule.initial().is_nan() {
-            schedule = schedule.with_initial(AUTO_STEP_FACTOR / t_len);
-        }
-        let h0 = schedule.initial();
-        if !(h0.is_finite() && h0 > 0.0) {
-            return Err(Error::setting("step_size", "must be a finite number > 0"));
-        }
-        Ok(PfSgldChain {
-            model,
-            gradient,
-            schedule,
+        Ok(PfSgldState {
             grad: vec![0.0; p],
             theta,
             iter: 0,
-            warmup,
+            gradient,
             last_window: None,
         })
     }
 
-    /// The last window and the filter's ESS over it (`None` before the first step).
-    pub fn trace(&self) -> Option<WindowTrace> {
-        let window = self.last_window?;
-        Some(match &self.gradient {
-            WindowGradient::Particle(g) => WindowTrace {
-                window,
-                ess: g.filter().ess().to_vec(),
-                particles: g.filter().config().particles,
-            },
-            WindowGradient::Kalman(_) => WindowTrace {
-                window,
-                ess: Vec::new(),
-                particles: 0,
-            },
-        })
-    }
-}
-
-impl Chain for PfSgldChain {
-    fn dim(&self) -> usize {
-        self.theta.len()
-    }
-    fn param_names(&self) -> Vec<String> {
-        self.model.ssm().param_names()
-    }
-    fn extra_names(&self) -> Vec<&'static str> {
-        vec!["window_start", "ess_min", "ess_mean", "window_log_lik"]
-    }
-    fn exact(&self) -> bool {
-        false
-    }
-    fn step(&mut self, rng: &mut ChainRng) -> StepInfo {
-        let h = self.schedule.at(self.iter);
-        self.iter += 1;
-        self.grad.iter_mut().for_each(|g| *g = 0.0);
-        let ssm = self.model.ssm();
-        let y = self.model.y();
+    fn step(&self, rng: &mut ChainRng, model: &SeriesModel, st: &mut PfSgldState) -> StepInfo {
+        let h = self.schedule.at(st.iter);
+        st.iter += 1;
+        st.grad.iter_mut().for_each(|g| *g = 0.0);
+        let ssm = model.ssm();
+        let y = model.y();
         let mut info = StepInfo {
             step_size: h,
             energy: f64::NAN,
             extra: [f64::NAN; 4],
             ..StepInfo::default()
         };
-        let est = match &mut self.gradient {
+        let est = match &mut st.gradient {
             WindowGradient::Particle(g) => {
-                let r = g.estimate(ssm, &self.theta, y, rng, &mut self.grad);
+                let r = g.estimate(ssm, &st.theta, y, rng, &mut st.grad);
                 if let Ok(gi) = &r {
                     let ess = g.filter().ess();
                     let n = ess.len().max(1) as f64;
@@ -358,9 +145,9 @@ impl Chain for PfSgldChain {
                 }
                 r
             }
-            WindowGradient::Kalman(cfg) => match self.model.lgssm() {
+            WindowGradient::Kalman(cfg) => match model.lgssm() {
                 Some(m) => {
-                    let r = buffered::kalman_estimate(m, &self.theta, y, *cfg, rng, &mut self.grad);
+                    let r = buffered::kalman_estimate(m, &st.theta, y, *cfg, rng, &mut st.grad);
                     if let Ok(gi) = &r {
                         info.lik_evals = gi.cost;
                         info.grad_evals = (gi.window.sub_end - gi.window.sub_start) as u64;
@@ -377,7 +164,7 @@ impl Chain for PfSgldChain {
                 return info;
             }
         };
-        self.last_window = Some(gi.window);
+        st.last_window = Some(gi.window);
         info.extra[0] = (gi.window.sub_start + 1) as f64;
         info.extra[3] = gi.window_log_lik;
         // a dead filter (every weight zero at some time point: p̂(y_{S*}|θ) = 0) or a
@@ -386,129 +173,45 @@ impl Chain for PfSgldChain {
             info.divergent = true;
             return info;
         }
-        let lp = ssm.log_prior_grad(&self.theta, &mut self.grad);
-        if !lp.is_finite() || self.grad.iter().any(|g| !g.is_finite()) {
+        let lp = ssm.log_prior_grad(&st.theta, &mut st.grad);
+        if !lp.is_finite() || st.grad.iter().any(|g| !g.is_finite()) {
             info.divergent = true;
             return info;
         }
         let sd = math::sqrt(h);
-        for (t, g) in self.theta.iter_mut().zip(&self.grad) {
+        for (t, g) in st.theta.iter_mut().zip(&st.grad) {
             *t += 0.5 * h * g + sd * crate::dist::std_normal(rng);
         }
         info.accept_prob = 1.0;
         info.accepted = true;
         info
     }
-    fn position(&self) -> &[f64] {
-        &self.theta
+}
+
+impl KernelInfo<SeriesModel> for PfSgld {
+    fn extra_names(&self) -> Vec<&'static str> {
+        vec!["window_start", "ess_min", "ess_mean", "window_log_lik"]
     }
-    fn iteration(&self) -> usize {
-        self.iter
+    fn exact(&self) -> bool {
+        false
     }
-    fn warmup(&self) -> usize {
-        self.warmup
-    }
-    fn resolved(&self) -> Vec<(&'static str, f64)> {
+    fn resolved(&self, _state: &PfSgldState) -> Vec<(&'static str, f64)> {
         vec![("step_size", self.schedule.initial())]
     }
-    fn window_trace(&self) -> Option<WindowTrace> {
-        self.trace()
+    /// The last window and the filter's ESS over it (`None` before the first step).
+    fn window_trace(&self, st: &PfSgldState) -> Option<WindowTrace> {
+        let window = st.last_window?;
+        Some(match &st.gradient {
+            WindowGradient::Particle(g) => WindowTrace {
+                window,
+                ess: g.filter().ess().to_vec(),
+                particles: g.filter().config().particles,
+            },
+            WindowGradient::Kalman(_) => WindowTrace {
+                window,
+                ess: Vec::new(),
+                particles: 0,
+            },
+        })
     }
-}
-
-/// The filter settings from `particles`, `proposal`, `resampling`, `ess_threshold`.
-pub(crate) fn filter_settings(
-    s: &Settings,
-    default_particles: usize,
-    default_threshold: f64,
-) -> Result<PfConfig, Error> {
-    // `auto` is the sampler's own choice (pmmh tunes it; elsewhere the default)
-    let particles = s
-        .usize_or_auto("particles", 1, MAX_PARTICLES)?
-        .unwrap_or(default_particles);
-    let proposal = Proposal::from_name(s.choice("proposal", "optimal", &Proposal::NAMES)?)?;
-    let resampling = Resampling::from_name(s.choice(
-        "resampling",
-        "systematic",
-        &["systematic", "stratified", "residual", "multinomial"],
-    )?)?;
-    let kappa = s.f64_in("ess_threshold", default_threshold, 0.0, 1.0)?;
-    PfConfig::new(particles, proposal, resampling, kappa)
-}
-
-/// The particle filter chosen by setting `key` (`particle` or `kalman`): `Some(config)` from
-/// [`filter_settings`], or `None` for the exact Kalman filter, where the filter settings have
-/// no effect and are refused.
-pub(crate) fn particle_or_kalman(
-    s: &Settings,
-    key: &str,
-    default_particles: usize,
-    default_threshold: f64,
-) -> Result<Option<PfConfig>, Error> {
-    if s.choice(key, "particle", &["particle", "kalman"])? == "kalman" {
-        for k in ["particles", "proposal", "resampling", "ess_threshold"] {
-            if s.contains(k) {
-                return Err(Error::setting(
-                    k,
-                    alloc::format!("has no effect with {key}=kalman"),
-                ));
-            }
-        }
-        return Ok(None);
-    }
-    filter_settings(s, default_particles, default_threshold).map(Some)
-}
-
-/// The series model of a chain, or the error for an i.i.d. model.
-pub(crate) fn series_of<'a>(
-    sampler: &str,
-    model: &'a dyn crate::model::DataModel,
-) -> Result<&'a SeriesModel, Error> {
-    model.as_series().ok_or_else(|| {
-        Error::setting(
-            "sampler",
-            alloc::format!(
-                "`{sampler}` needs a time-series model (lgssm, sv, garch); this model's data \
-                 are i.i.d."
-            ),
-        )
-    })
-}
-
-/// Build a `pf-sgld` chain from the user's settings.
-pub fn build_chain(
-    config: &ChainConfig<'_>,
-    model: &dyn crate::model::DataModel,
-    rng: &mut ChainRng,
-) -> Result<Box<dyn Chain>, Error> {
-    let series = series_of(config.sampler, model)?;
-    let s = config.settings;
-    let step = s.positive_or_auto("step_size")?;
-    let schedule = match s.choice("schedule", "constant", &["constant", "decreasing"])? {
-        "decreasing" => StepSchedule::Decreasing {
-            h0: step,
-            b: s.f64_in("schedule_b", 1000.0, 1e-12, f64::INFINITY)?,
-            gamma: s.f64_in("schedule_gamma", 0.33, 0.0, 1.0)?,
-        },
-        _ => StepSchedule::Constant(step),
-    };
-    let window = BufferConfig::new(
-        s.usize_in("subseq_len", 40, 1, usize::MAX)?,
-        s.usize_in("buffer", 10, 0, usize::MAX)?,
-    )?;
-    let filter = particle_or_kalman(s, "gradient", 200, 1.0)?;
-    let init = s.choice("init", "model", &["model", "zero", "random"])?;
-    s.check_all_used()?;
-    let theta = start_point(series, init, rng)?;
-    let opts = PfSgldOptions {
-        schedule,
-        window,
-        filter,
-    };
-    Ok(Box::new(PfSgldChain::new(
-        series.clone(),
-        opts,
-        theta,
-        config.warmup,
-    )?))
 }

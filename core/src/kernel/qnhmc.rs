@@ -46,19 +46,14 @@
 
 use super::hmc::MAX_ENERGY_ERROR;
 use super::leapfrog::{leapfrog, PhasePoint};
-use super::{accept_prob, Adaptable, HasPosition, Kernel, Metric, StepInfo, Tunable};
-use crate::adapt::{find_reasonable_step_size, DualAveraging, WindowSchedule};
-use crate::chain::{Chain, Cost};
+use super::{accept_prob, Adaptable, HasPosition, Kernel, KernelInfo, Metric, StepInfo, Tunable};
+use crate::cost::Cost;
 use crate::error::Error;
 use crate::linalg::{dot, Cholesky};
 use crate::math;
-use crate::model::{DataModel, FullData, LogDensity};
-use crate::registry::{ChainConfig, ParamKind, ParamSpec, SamplerInfo};
+use crate::model::LogDensity;
+use crate::optim::LbfgsMemory;
 use crate::rng::{uniform, ChainRng, Rng};
-use alloc::boxed::Box;
-use alloc::collections::VecDeque;
-use alloc::string::String;
-use alloc::sync::Arc;
 use alloc::vec;
 use alloc::vec::Vec;
 
@@ -124,13 +119,7 @@ pub enum Scheme {
 #[derive(Debug, Clone, PartialEq)]
 enum Repr {
     Dense(Vec<f64>),
-    Lbfgs {
-        m: usize,
-        s: VecDeque<Vec<f64>>,
-        y: VecDeque<Vec<f64>>,
-        rho: VecDeque<f64>,
-        gamma: f64,
-    },
+    Lbfgs { pairs: LbfgsMemory, gamma: f64 },
 }
 
 /// A BFGS or L-BFGS estimate B of the inverse Hessian of U = −log π (always symmetric positive
@@ -148,7 +137,7 @@ pub struct InverseHessian {
 }
 
 /// d², or an `InvalidSetting` on `store` when d > [`DENSE_MAX_D`].
-fn dense_len(d: usize) -> Result<usize, Error> {
+pub(crate) fn dense_len(d: usize) -> Result<usize, Error> {
     match d.checked_mul(d) {
         Some(n) if d <= DENSE_MAX_D => Ok(n),
         _ => Err(Error::setting(
@@ -159,7 +148,7 @@ fn dense_len(d: usize) -> Result<usize, Error> {
 }
 
 /// δ must be finite and in [0, 1) (at δ ≥ 1 no pair can pass: |yᵀs| ≤ ‖s‖‖y‖).
-fn check_curvature_tol(tol: f64) -> Result<(), Error> {
+pub(crate) fn check_curvature_tol(tol: f64) -> Result<(), Error> {
     if tol.is_finite() && (0.0..1.0).contains(&tol) {
         Ok(())
     } else {
@@ -222,10 +211,7 @@ impl InverseHessian {
                     return Err(Error::setting("memory", "must be at least 1"));
                 }
                 Repr::Lbfgs {
-                    m,
-                    s: VecDeque::with_capacity(m),
-                    y: VecDeque::with_capacity(m),
-                    rho: VecDeque::with_capacity(m),
+                    pairs: LbfgsMemory::new(m),
                     gamma,
                 }
             }
@@ -333,30 +319,7 @@ impl InverseHessian {
     pub fn apply(&self, v: &[f64], out: &mut [f64]) {
         match &self.repr {
             Repr::Dense(b) => crate::linalg::matvec(b, self.d, v, out),
-            Repr::Lbfgs {
-                s, y, rho, gamma, ..
-            } => {
-                out.copy_from_slice(v);
-                let k = s.len();
-                let mut alpha = vec![0.0; k];
-                for i in (0..k).rev() {
-                    let a = rho[i] * dot(&s[i], out);
-                    alpha[i] = a;
-                    for (o, yi) in out.iter_mut().zip(&y[i]) {
-                        *o -= a * yi;
-                    }
-                }
-                for o in out.iter_mut() {
-                    *o *= gamma;
-                }
-                for i in 0..k {
-                    let beta = rho[i] * dot(&y[i], out);
-                    let c = alpha[i] - beta;
-                    for (o, si) in out.iter_mut().zip(&s[i]) {
-                        *o += c * si;
-                    }
-                }
-            }
+            Repr::Lbfgs { pairs, gamma } => pairs.apply(*gamma, v, out),
         }
     }
 
@@ -461,21 +424,8 @@ impl InverseHessian {
                 }
                 *b = nb;
             }
-            Repr::Lbfgs {
-                m,
-                s: ss_,
-                y: ys,
-                rho: rs,
-                gamma,
-            } => {
-                if ss_.len() == *m {
-                    ss_.pop_front();
-                    ys.pop_front();
-                    rs.pop_front();
-                }
-                ss_.push_back(s.to_vec());
-                ys.push_back(y.to_vec());
-                rs.push_back(rho);
+            Repr::Lbfgs { pairs, gamma } => {
+                pairs.push(s, y, rho);
                 if scaled {
                     *gamma = gamma_new;
                 }
@@ -753,7 +703,7 @@ impl<T: LogDensity + ?Sized> Kernel<T> for Qnhmc {
         })
     }
 
-    fn step<R: Rng + ?Sized>(&self, rng: &mut R, target: &T, state: &mut QnState) -> StepInfo {
+    fn step(&self, rng: &mut ChainRng, target: &T, state: &mut QnState) -> StepInfo {
         let eps = if self.jitter > 0.0 {
             self.step_size * (1.0 + self.jitter * (2.0 * uniform(rng) - 1.0))
         } else {
@@ -801,6 +751,7 @@ impl<T: LogDensity + ?Sized> Kernel<T> for Qnhmc {
             n_leapfrog: done as u32,
             step_size: eps,
             energy,
+            extra: self.extras(),
             ..StepInfo::default()
         }
     }
@@ -823,6 +774,40 @@ impl Tunable for Qnhmc {
         if metric.dim() == self.precond.dim() && self.scheme == Scheme::QuasiNewton {
             self.momentum = metric;
         }
+    }
+}
+
+impl Qnhmc {
+    /// [`StepInfo::extra`]: BFGS updates, skipped pairs, the estimate's scale, failed mass
+    /// refreshes.
+    pub fn extras(&self) -> [f64; 4] {
+        let p = &self.precond;
+        [
+            p.updates() as f64,
+            p.skipped() as f64,
+            p.scale(),
+            self.mass_failures as f64,
+        ]
+    }
+}
+
+impl<T: LogDensity + ?Sized> KernelInfo<T> for Qnhmc {
+    fn extra_names(&self) -> Vec<&'static str> {
+        alloc::vec![
+            "bfgs_updates",
+            "bfgs_skipped",
+            "precond_scale",
+            "mass_refresh_failures",
+        ]
+    }
+    /// ε, L, the BFGS updates used and the estimate's scale.
+    fn resolved(&self, _state: &QnState) -> Vec<(&'static str, f64)> {
+        alloc::vec![
+            ("eps", self.step_size),
+            ("L", self.n_steps() as f64),
+            ("bfgs_updates", self.precond.updates() as f64),
+            ("precond_scale", self.precond.scale()),
+        ]
     }
 }
 
@@ -853,543 +838,4 @@ impl<T: LogDensity + ?Sized> Adaptable<T> for Qnhmc {
             },
         )
     }
-}
-
-/// Everything a [`QnhmcChain`] is configured with.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct QnhmcOptions {
-    /// Step size ε; NaN = adapted by dual averaging during warm-up.
-    pub step_size: f64,
-    /// Target acceptance statistic of step-size adaptation.
-    pub target_accept: f64,
-    /// Leapfrog steps L.
-    pub n_steps: usize,
-    /// Step-size jitter j ∈ [0, 1): ε·(1 ± j).
-    pub jitter: f64,
-    /// Storage of B.
-    pub store: Store,
-    /// B₀.
-    pub init: InitScale,
-    /// Pairs feeding BFGS.
-    pub pairs: PairSource,
-    /// When B adapts.
-    pub adapt: Adapt,
-    /// How B enters the dynamics.
-    pub scheme: Scheme,
-    /// Curvature tolerance δ ∈ [0, 1).
-    pub curvature_tol: f64,
-    /// Eigenvalue clamps [λ_lo, λ_hi] applied after every dense update (None: off).
-    pub clamp: Option<(f64, f64)>,
-}
-
-impl Default for QnhmcOptions {
-    fn default() -> Self {
-        QnhmcOptions {
-            step_size: f64::NAN,
-            target_accept: 0.8,
-            n_steps: 10,
-            jitter: 0.0,
-            store: Store::Dense,
-            init: InitScale::Scaled,
-            pairs: PairSource::Sample,
-            adapt: Adapt::Freeze,
-            scheme: Scheme::QuasiNewton,
-            curvature_tol: DEFAULT_CURVATURE_TOL,
-            clamp: None,
-        }
-    }
-}
-
-/// A QNHMC chain over any target: kernel, BFGS adaptation and step-size warm-up.
-pub struct QnhmcChain<T: LogDensity> {
-    kernel: Qnhmc,
-    target: T,
-    state: QnState,
-    names: Vec<String>,
-    opts: QnhmcOptions,
-    warmup: usize,
-    /// B adapts while iteration < `freeze_at` (mode freeze).
-    freeze_at: usize,
-    iteration: usize,
-    dual: Option<DualAveraging>,
-    windows: WindowSchedule,
-    setup: Cost,
-    pending: Cost,
-}
-
-impl<T: LogDensity> QnhmcChain<T> {
-    /// Build the chain at `position` with an explicit starting estimate `precond` (its storage
-    /// and initial scale are taken as given; `opts.store` and `opts.init` are not used).
-    pub fn with_precond(
-        target: T,
-        position: &[f64],
-        names: Vec<String>,
-        opts: QnhmcOptions,
-        precond: InverseHessian,
-        warmup: usize,
-        rng: &mut ChainRng,
-    ) -> Result<Self, Error> {
-        let d = target.dim();
-        if names.len() != d {
-            return Err(Error::Dimension {
-                what: "parameter names",
-                expected: d,
-                got: names.len(),
-            });
-        }
-        if precond.dim() != d {
-            return Err(Error::Dimension {
-                what: "inverse Hessian",
-                expected: d,
-                got: precond.dim(),
-            });
-        }
-        if !(opts.target_accept > 0.0 && opts.target_accept < 1.0) {
-            return Err(Error::setting("target_accept", "must be in (0, 1)"));
-        }
-        let auto = opts.step_size.is_nan();
-        let eps = if auto { 1.0 } else { opts.step_size };
-        let mut kernel = Qnhmc::new(
-            eps,
-            opts.n_steps,
-            opts.jitter,
-            Metric::Identity(d),
-            precond,
-            opts.scheme,
-            opts.pairs,
-        )?;
-        let state = kernel.init(&target, position)?;
-        let e = target.evals_per_call();
-        let mut setup = Cost {
-            lik_evals: e,
-            grad_evals: e,
-        };
-        let dual = if auto {
-            let (eps, c) =
-                find_reasonable_step_size(&kernel, rng, &target, &state, 1.0, opts.target_accept);
-            setup.lik_evals += c.lik_evals;
-            setup.grad_evals += c.grad_evals;
-            kernel.set_step_size(eps);
-            Some(DualAveraging::new(opts.target_accept, eps))
-        } else {
-            None
-        };
-        let windows = WindowSchedule::new(warmup);
-        // Short warm-ups keep a terminal buffer of ⌈warm-up/10⌉ iterations too, so the step size
-        // is retuned for the frozen C (only a warm-up of 1 has no adaptation of B).
-        let term = if warmup < 20 {
-            warmup.div_ceil(10)
-        } else if 75 + 25 + 50 > warmup {
-            (0.1 * warmup as f64) as usize
-        } else {
-            50
-        };
-        Ok(QnhmcChain {
-            kernel,
-            target,
-            state,
-            names,
-            opts,
-            warmup,
-            freeze_at: warmup - term,
-            iteration: 0,
-            dual,
-            windows,
-            setup,
-            pending: Cost::default(),
-        })
-    }
-
-    /// Build the chain at `position` with B₀ from `opts.store` and `opts.init`.
-    pub fn new(
-        target: T,
-        position: &[f64],
-        names: Vec<String>,
-        opts: QnhmcOptions,
-        warmup: usize,
-        rng: &mut ChainRng,
-    ) -> Result<Self, Error> {
-        let d = target.dim();
-        let mut precond = InverseHessian::new(d, opts.store, opts.init, opts.curvature_tol)?;
-        if let Some((lo, hi)) = opts.clamp {
-            precond = precond.with_clamp(lo, hi)?;
-        }
-        Self::with_precond(target, position, names, opts, precond, warmup, rng)
-    }
-
-    /// The kernel (step size and estimate in force).
-    pub fn kernel(&self) -> &Qnhmc {
-        &self.kernel
-    }
-    /// The target.
-    pub fn target(&self) -> &T {
-        &self.target
-    }
-    /// The options.
-    pub fn options(&self) -> &QnhmcOptions {
-        &self.opts
-    }
-
-    /// Whether B adapts after iteration `t` (0-based).
-    fn adapting(&self, t: usize) -> bool {
-        match self.opts.adapt {
-            Adapt::Off => false,
-            Adapt::Continuous => true,
-            Adapt::Freeze => t < self.freeze_at,
-        }
-    }
-
-    fn retune(&mut self, rng: &mut ChainRng) {
-        if let Some(da) = self.dual.as_mut() {
-            let (eps, c) = find_reasonable_step_size(
-                &self.kernel,
-                rng,
-                &self.target,
-                &self.state,
-                self.kernel.step_size(),
-                self.opts.target_accept,
-            );
-            self.pending.lik_evals += c.lik_evals;
-            self.pending.grad_evals += c.grad_evals;
-            self.kernel.set_step_size(eps);
-            da.restart(eps);
-        }
-    }
-}
-
-impl<T: LogDensity + Send> Chain for QnhmcChain<T> {
-    fn dim(&self) -> usize {
-        self.target.dim()
-    }
-    fn param_names(&self) -> Vec<String> {
-        self.names.clone()
-    }
-    fn extra_names(&self) -> Vec<&'static str> {
-        vec![
-            "bfgs_updates",
-            "bfgs_skipped",
-            "precond_scale",
-            "mass_refresh_failures",
-        ]
-    }
-    fn exact(&self) -> bool {
-        self.opts.adapt != Adapt::Continuous
-    }
-    fn step(&mut self, rng: &mut ChainRng) -> StepInfo {
-        let t = self.iteration;
-        let mut info = self.kernel.step(rng, &self.target, &mut self.state);
-        let mut first_update = false;
-        if info.accepted && self.adapting(t) && !self.state.staged.is_empty() {
-            let before = self.kernel.precond.updates();
-            self.kernel.commit(&self.state.staged);
-            first_update = before == 0 && self.kernel.precond.updates() > 0;
-        }
-        if t < self.warmup {
-            if let Some(da) = self.dual.as_mut() {
-                let eps = da.update(info.accept_prob);
-                self.kernel.set_step_size(eps);
-            }
-            let window_end = self.windows.advance();
-            let freezing = self.opts.adapt == Adapt::Freeze && t + 1 == self.freeze_at;
-            let checkpoint = first_update || window_end || freezing;
-            if checkpoint {
-                // A failure keeps the previous metric; it is counted and reported as an extra.
-                let _ = self.kernel.refresh_mass();
-            }
-            // A restart on the last warm-up iteration would leave no averaged step size.
-            if checkpoint && t + 1 < self.warmup {
-                self.retune(rng);
-            }
-            info.lik_evals += self.pending.lik_evals;
-            info.grad_evals += self.pending.grad_evals;
-            self.pending = Cost::default();
-            if t + 1 == self.warmup {
-                if let Some(da) = self.dual.as_ref() {
-                    let eps = da.final_step_size();
-                    if eps.is_finite() && eps > 0.0 {
-                        self.kernel.set_step_size(eps);
-                    }
-                }
-            }
-        }
-        if self.opts.adapt == Adapt::Continuous {
-            let _ = self.kernel.refresh_mass();
-        }
-        self.iteration += 1;
-        let p = &self.kernel.precond;
-        info.extra = [
-            p.updates() as f64,
-            p.skipped() as f64,
-            p.scale(),
-            self.kernel.mass_failures as f64,
-        ];
-        info
-    }
-    fn position(&self) -> &[f64] {
-        &self.state.point.q
-    }
-    fn iteration(&self) -> usize {
-        self.iteration
-    }
-    fn warmup(&self) -> usize {
-        self.warmup
-    }
-    fn setup_cost(&self) -> Cost {
-        self.setup
-    }
-    fn resolved(&self) -> Vec<(&'static str, f64)> {
-        let p = &self.kernel.precond;
-        vec![
-            ("eps", self.kernel.step_size()),
-            ("L", self.kernel.n_steps() as f64),
-            ("bfgs_updates", p.updates() as f64),
-            ("precond_scale", p.scale()),
-        ]
-    }
-}
-
-const fn real(
-    key: &'static str,
-    description: &'static str,
-    default: f64,
-    min: f64,
-    max: f64,
-) -> ParamSpec {
-    ParamSpec {
-        key,
-        description,
-        kind: ParamKind::Real { default, min, max },
-    }
-}
-
-/// The `qnhmc` sampler.
-pub const QNHMC_INFO: SamplerInfo = SamplerInfo {
-    name: "qnhmc",
-    description: "quasi-Newton HMC (Fu, Luo & Zhang 2016): a BFGS/L-BFGS inverse-Hessian estimate C \
-                  multiplies both leapfrog updates; exact unless adapt=continuous (the paper's scheme); \
-                  precondition=mass is the control HMC with M⁻¹ = C",
-    exact: true,
-    signed: false,
-    models: &[],
-    params: &[
-        real(
-            "step_size",
-            "step size ε; auto (NaN) = dual averaging in warm-up, a number = fixed (paper: 0.01)",
-            f64::NAN,
-            0.0,
-            f64::INFINITY,
-        ),
-        real("target_accept", "target acceptance statistic of step-size adaptation", 0.8, 0.01, 0.99),
-        ParamSpec {
-            key: "L",
-            description: "leapfrog steps per iteration",
-            kind: ParamKind::Int {
-                default: 10,
-                min: 1,
-                max: 100_000,
-            },
-        },
-        real(
-            "jitter",
-            "step size drawn uniformly from ε·(1 ± jitter) each iteration (default 0.2: a fixed εL \
-             resonates with near-Gaussian targets; on the whitened real tables jitter 0 gave R-hat \
-             1.04–1.07 and ESS 41–51 in 4 000 draws, 0.2 gave ≤ 1.003 and 1 486–3 200)",
-            0.2,
-            0.0,
-            0.99,
-        ),
-        ParamSpec {
-            key: "adapt",
-            description: "freeze: BFGS adapts in warm-up then C is fixed (exact); off: C = B₀; \
-                          continuous: the paper's Algorithm 2, adapts forever (NOT exact)",
-            kind: ParamKind::Choice(&["freeze", "off", "continuous"]),
-        },
-        ParamSpec {
-            key: "precondition",
-            description: "qn: C multiplies both updates (the paper, inverse mass C²); mass: control HMC \
-                          with inverse mass M⁻¹ = C (proper preconditioning, dense factor)",
-            kind: ParamKind::Choice(&["qn", "mass"]),
-        },
-        ParamSpec {
-            key: "store",
-            description: "auto (dense for d ≤ 200, else L-BFGS), dense BFGS, or lbfgs",
-            kind: ParamKind::Choice(&["auto", "dense", "lbfgs"]),
-        },
-        ParamSpec {
-            key: "memory",
-            description: "L-BFGS memory m (pairs kept)",
-            kind: ParamKind::Int {
-                default: DEFAULT_MEMORY,
-                min: 1,
-                max: 1000,
-            },
-        },
-        ParamSpec {
-            key: "pairs",
-            description: "BFGS pairs: sample (one per accepted iteration) or trajectory (every \
-                          leapfrog step of an accepted proposal, the paper's Algorithm 2)",
-            kind: ParamKind::Choice(&["sample", "trajectory"]),
-        },
-        ParamSpec {
-            key: "init_scale",
-            description: "B₀ = γI: scaled (γ = sᵀy/yᵀy, Nocedal–Wright) or identity (the paper's B₀ = I)",
-            kind: ParamKind::Choice(&["scaled", "identity"]),
-        },
-        real(
-            "curvature_tol",
-            "δ ∈ [0, 1): skip a BFGS pair unless yᵀs > δ‖s‖‖y‖ (keeps C positive definite)",
-            DEFAULT_CURVATURE_TOL,
-            0.0,
-            1.0,
-        ),
-        real(
-            "min_eig",
-            "containment: clip the eigenvalues of the dense B to [min_eig, max_eig] after every              update (both 0: off; O(d³) per update)",
-            0.0,
-            0.0,
-            f64::INFINITY,
-        ),
-        real(
-            "max_eig",
-            "upper eigenvalue clamp of the dense B (0: none; see min_eig)",
-            0.0,
-            0.0,
-            f64::INFINITY,
-        ),
-        ParamSpec {
-            key: "init",
-            description: "starting point: random (uniform(−r, r) per coordinate), zero, model (the model's own)",
-            kind: ParamKind::Choice(&["random", "zero", "model"]),
-        },
-        real("init_radius", "r of the random starting point uniform(−r, r)", 2.0, 0.0, 1e6),
-    ],
-};
-
-/// Parse the `qnhmc` settings for a model of dimension `d`.
-pub fn options_from_settings(
-    s: &crate::settings::Settings,
-    d: usize,
-) -> Result<QnhmcOptions, Error> {
-    let step_size = s.positive_or_auto("step_size")?;
-    let target_accept = s.f64_in("target_accept", 0.8, 0.01, 0.99)?;
-    let n_steps = s.usize_in("L", 10, 1, 100_000)?;
-    let jitter = s.f64_in("jitter", 0.2, 0.0, 0.99)?;
-    let adapt = match s.choice("adapt", "freeze", &["freeze", "off", "continuous"])? {
-        "off" => Adapt::Off,
-        "continuous" => Adapt::Continuous,
-        _ => Adapt::Freeze,
-    };
-    let scheme = match s.choice("precondition", "qn", &["qn", "mass"])? {
-        "mass" => Scheme::Mass,
-        _ => Scheme::QuasiNewton,
-    };
-    let store_name = s.choice("store", "auto", &["auto", "dense", "lbfgs"])?;
-    let memory = s.usize_in("memory", DEFAULT_MEMORY, 1, 1000)?;
-    let store = match store_name {
-        "dense" => Store::Dense,
-        "lbfgs" => Store::Lbfgs(memory),
-        _ => {
-            if d <= AUTO_DENSE_MAX_D {
-                Store::Dense
-            } else {
-                Store::Lbfgs(memory)
-            }
-        }
-    };
-    // With store=auto a memory setting applies when d > AUTO_DENSE_MAX_D picks L-BFGS.
-    if s.contains("memory") && store_name == "dense" {
-        return Err(Error::setting(
-            "memory",
-            "has no effect with dense storage (set store=lbfgs)",
-        ));
-    }
-    if store == Store::Dense {
-        dense_len(d)?;
-    }
-    let pairs = match s.choice("pairs", "sample", &["sample", "trajectory"])? {
-        "trajectory" => PairSource::Trajectory,
-        _ => PairSource::Sample,
-    };
-    let init = match s.choice("init_scale", "scaled", &["scaled", "identity"])? {
-        "identity" => InitScale::Fixed(1.0),
-        _ => InitScale::Scaled,
-    };
-    let curvature_tol = s.f64_or("curvature_tol", DEFAULT_CURVATURE_TOL)?;
-    check_curvature_tol(curvature_tol)?;
-    let min_eig = s.f64_or("min_eig", 0.0)?;
-    // max_eig = 0: no upper clamp (the registry default must be finite for JSON).
-    let max_eig = match s.f64_or("max_eig", 0.0)? {
-        0.0 => f64::INFINITY,
-        v => v,
-    };
-    let clamp = if min_eig == 0.0 && max_eig == f64::INFINITY {
-        None
-    } else {
-        if store != Store::Dense {
-            return Err(Error::setting(
-                "min_eig",
-                "eigenvalue clamps need dense storage (store=dense, or store=auto with d ≤ 200)",
-            ));
-        }
-        if !(min_eig.is_finite() && min_eig > 0.0 && max_eig >= min_eig) {
-            return Err(Error::setting(
-                "min_eig",
-                alloc::format!("need 0 < min_eig ≤ max_eig (got {min_eig}, {max_eig})"),
-            ));
-        }
-        Some((min_eig, max_eig))
-    };
-    Ok(QnhmcOptions {
-        step_size,
-        target_accept,
-        n_steps,
-        jitter,
-        store,
-        init,
-        pairs,
-        adapt,
-        scheme,
-        curvature_tol,
-        clamp,
-    })
-}
-
-/// Build a `qnhmc` chain on the full-data posterior of `model` (registry entry point). A random
-/// start with a non-finite density is redrawn (up to 100 times).
-pub fn build_chain(
-    config: &ChainConfig<'_>,
-    model: Arc<dyn DataModel>,
-    rng: &mut ChainRng,
-) -> Result<Box<dyn Chain>, Error> {
-    let s = config.settings;
-    let d = model.dim();
-    let opts = options_from_settings(s, d)?;
-    let init = s.choice("init", "random", &["random", "zero", "model"])?;
-    let radius = s.f64_in("init_radius", 2.0, 0.0, 1e6)?;
-    s.check_all_used()?;
-    let names = model.param_names();
-    let attempts = if init == "random" { 100 } else { 1 };
-    let mut last = Error::NonFiniteStart;
-    for _ in 0..attempts {
-        let position: Vec<f64> = match init {
-            "zero" => vec![0.0; d],
-            "model" => model.initial_point(),
-            _ => (0..d)
-                .map(|_| radius * (2.0 * uniform(rng) - 1.0))
-                .collect(),
-        };
-        match QnhmcChain::new(
-            FullData::new(model.clone()),
-            &position,
-            names.clone(),
-            opts,
-            config.warmup,
-            rng,
-        ) {
-            Ok(c) => return Ok(Box::new(c)),
-            Err(Error::NonFiniteStart) => last = Error::NonFiniteStart,
-            Err(e) => return Err(e),
-        }
-    }
-    Err(last)
 }

@@ -8,12 +8,12 @@
 //! Roberts, G. O., Gelman, A. & Gilks, W. R. (1997). Weak convergence and optimal scaling of
 //! random walk Metropolis algorithms. Ann. Appl. Probab. 7(1) (optimal acceptance 0.234).
 
-use super::{accept_prob, Adaptable, HasPosition, Kernel, Metric, StepInfo, Tunable};
-use crate::chain::Cost;
+use super::{accept_prob, Adaptable, HasPosition, Kernel, KernelInfo, Metric, StepInfo, Tunable};
+use crate::cost::Cost;
 use crate::dist;
 use crate::error::Error;
 use crate::model::LogDensity;
-use crate::rng::{uniform, Rng};
+use crate::rng::{uniform, ChainRng, Rng};
 use alloc::vec;
 use alloc::vec::Vec;
 
@@ -76,7 +76,7 @@ impl<T: LogDensity + ?Sized> Kernel<T> for Rwmh {
         })
     }
 
-    fn step<R: Rng + ?Sized>(&self, rng: &mut R, target: &T, state: &mut RwmhState) -> StepInfo {
+    fn step(&self, rng: &mut ChainRng, target: &T, state: &mut RwmhState) -> StepInfo {
         let prop = self.propose(rng, &state.q, self.step_size);
         let lp = target.log_density(&prop);
         let divergent = !lp.is_finite();
@@ -118,6 +118,8 @@ impl Tunable for Rwmh {
         self.metric = metric;
     }
 }
+
+impl<T: LogDensity + ?Sized> KernelInfo<T> for Rwmh {}
 
 impl<T: LogDensity + ?Sized> Adaptable<T> for Rwmh {
     fn uses_gradient(&self) -> bool {

@@ -32,19 +32,15 @@
 //! Metropolis–Hastings for exact Bayesian inference with large datasets*, ICML, Alg. 1,
 //! eqs. (6), (10), (13), (16)–(18).
 
-use super::StepInfo;
-use crate::chain::{Chain, Cost};
+use super::{HasPosition, Kernel, KernelInfo, StepInfo};
+use crate::cost::Cost;
 use crate::dist::{self, AliasTable};
 use crate::error::Error;
 use crate::linalg::Cholesky;
 use crate::math;
 use crate::model::{DataModel, GlmView};
 use crate::optim::{find_mode, ModeOptions};
-use crate::registry::{ChainConfig, ParamKind, ParamSpec, SamplerInfo};
 use crate::rng::{uniform, ChainRng, Rng};
-use crate::settings::Settings;
-use alloc::boxed::Box;
-use alloc::string::String;
 use alloc::sync::Arc;
 use alloc::vec;
 use alloc::vec::Vec;
@@ -146,6 +142,57 @@ pub struct SmhState {
     pub theta: Vec<f64>,
     /// log π(θ) when known (valid until θ moves through the thinning branch).
     pub cached_log_post: Option<f64>,
+}
+
+impl HasPosition for SmhState {
+    fn position(&self) -> &[f64] {
+        &self.theta
+    }
+}
+
+/// SMH as a [`Kernel`] over a data model (θ̂, bounds and proposal fixed at construction).
+impl Kernel<Arc<dyn DataModel>> for Smh {
+    type State = SmhState;
+    /// The state at `position` (usually θ̂: [`Smh::init_state`]).
+    fn init(&self, _target: &Arc<dyn DataModel>, position: &[f64]) -> Result<SmhState, Error> {
+        if position.len() != self.d {
+            return Err(Error::Dimension {
+                what: "position",
+                expected: self.d,
+                got: position.len(),
+            });
+        }
+        if position.iter().any(|x| !x.is_finite()) {
+            return Err(Error::NonFiniteStart);
+        }
+        Ok(SmhState {
+            theta: position.to_vec(),
+            cached_log_post: None,
+        })
+    }
+    fn step(
+        &self,
+        rng: &mut ChainRng,
+        target: &Arc<dyn DataModel>,
+        state: &mut SmhState,
+    ) -> StepInfo {
+        Smh::step(self, rng, target.as_ref(), state)
+    }
+}
+
+impl KernelInfo<Arc<dyn DataModel>> for Smh {
+    fn extra_names(&self) -> Vec<&'static str> {
+        vec!["bound", "fell_back", "points", "log_first_factor"]
+    }
+    /// The proposal's scale (random walk, π̂₁) or ρ (pCN).
+    fn resolved(&self, _state: &SmhState) -> Vec<(&'static str, f64)> {
+        match self.proposal {
+            SmhProposal::RandomWalk { scale } | SmhProposal::Pi1 { scale } => {
+                vec![("scale", scale)]
+            }
+            SmhProposal::Pcn { rho } => vec![("rho", rho)],
+        }
+    }
 }
 
 /// The supremum constants sup|f^{(k+1)}| for `view`'s family, or an error naming the family.
@@ -385,6 +432,14 @@ impl Smh {
         })
     }
 
+    /// Parameter dimension d.
+    pub fn dim(&self) -> usize {
+        self.d
+    }
+    /// The proposal, with its scale resolved.
+    pub fn proposal(&self) -> SmhProposal {
+        self.proposal
+    }
     /// θ̂.
     pub fn theta_hat(&self) -> &[f64] {
         &self.theta_hat
@@ -717,216 +772,4 @@ fn quad(a: &[f64], h: &[f64]) -> f64 {
         .zip(h)
         .map(|(row, hi)| hi * dot(row, h))
         .sum()
-}
-
-/// A running SMH chain: the frozen kernel from the first iteration (θ̂, bounds and proposal
-/// are fixed at construction, so warm-up iterations are ordinary SMH steps), started at θ̂.
-pub struct SmhChain {
-    kernel: Smh,
-    model: Arc<dyn DataModel>,
-    state: SmhState,
-    iter: usize,
-    warmup: usize,
-    names: Vec<String>,
-}
-
-impl SmhChain {
-    /// Build the kernel for `model` and start at θ̂.
-    pub fn new(model: Arc<dyn DataModel>, opts: &SmhOptions, warmup: usize) -> Result<Self, Error> {
-        let kernel = Smh::new(model.as_ref(), opts)?;
-        let state = kernel.init_state();
-        let names = model.param_names();
-        Ok(SmhChain {
-            kernel,
-            model,
-            state,
-            iter: 0,
-            warmup,
-            names,
-        })
-    }
-
-    /// Run a given kernel (e.g. one from [`Smh::with_theta_hat`]), starting at its θ̂.
-    pub fn from_kernel(kernel: Smh, model: Arc<dyn DataModel>, warmup: usize) -> Self {
-        let state = kernel.init_state();
-        let names = model.param_names();
-        SmhChain {
-            kernel,
-            model,
-            state,
-            iter: 0,
-            warmup,
-            names,
-        }
-    }
-
-    /// The kernel.
-    pub fn kernel(&self) -> &Smh {
-        &self.kernel
-    }
-}
-
-impl Chain for SmhChain {
-    fn dim(&self) -> usize {
-        self.kernel.d
-    }
-    fn param_names(&self) -> Vec<String> {
-        self.names.clone()
-    }
-    fn extra_names(&self) -> Vec<&'static str> {
-        vec!["bound", "fell_back", "points", "log_first_factor"]
-    }
-    fn step(&mut self, rng: &mut ChainRng) -> StepInfo {
-        self.iter += 1;
-        self.kernel.step(rng, self.model.as_ref(), &mut self.state)
-    }
-    fn position(&self) -> &[f64] {
-        &self.state.theta
-    }
-    fn iteration(&self) -> usize {
-        self.iter
-    }
-    fn warmup(&self) -> usize {
-        self.warmup
-    }
-    fn setup_cost(&self) -> Cost {
-        self.kernel.setup
-    }
-    fn resolved(&self) -> Vec<(&'static str, f64)> {
-        match self.kernel.proposal {
-            SmhProposal::RandomWalk { scale } | SmhProposal::Pi1 { scale } => {
-                vec![("scale", scale)]
-            }
-            SmhProposal::Pcn { rho } => vec![("rho", rho)],
-        }
-    }
-}
-
-const P_PROPOSAL: ParamSpec = ParamSpec {
-    key: "proposal",
-    description: "rw: θ + σ·N(0, H⁻¹); pcn: reversible w.r.t. the Laplace approximation; pi1: θ − (σ/2n)∇U(θ̂) + N(0, (σ/n)I), reversible w.r.t. the first-order Taylor approximation (paper eq. 17)",
-    kind: ParamKind::Choice(&["rw", "pcn", "pi1"]),
-};
-
-const P_SCALE: ParamSpec = ParamSpec {
-    key: "scale",
-    description: "rw: scale σ relative to the Laplace covariance (auto: 2.38/√d, acceptance ≈ 0.23; the paper: 1); pi1: σ in the covariance (σ/n)·I (default 1)",
-    kind: ParamKind::Real {
-        default: f64::NAN,
-        min: 0.0,
-        max: f64::INFINITY,
-    },
-};
-
-const P_RHO: ParamSpec = ParamSpec {
-    key: "rho",
-    description: "pCN autocorrelation ρ ∈ [0, 1) (0: independence proposal from the Laplace fit)",
-    kind: ParamKind::Real {
-        default: 0.0,
-        min: 0.0,
-        max: 0.999_999,
-    },
-};
-
-const P_TRUNC: ParamSpec = ParamSpec {
-    key: "truncation",
-    description: "full-data MH step when the bound Λ exceeds R (automatic: R = n; inf: never)",
-    kind: ParamKind::Real {
-        default: f64::NAN,
-        min: 0.0,
-        max: f64::INFINITY,
-    },
-};
-
-const P_BOUND: ParamSpec = ParamSpec {
-    key: "bound",
-    description: "norms of the Taylor-remainder bound: l2 = ‖xᵢ‖₂‖θ−θ̂‖₂ (tighter in the whitened coordinates of reparam=auto), l1 = maxⱼ|xᵢⱼ|·‖θ−θ̂‖₁ (the paper's eq. 13)",
-    kind: ParamKind::Choice(&["l2", "l1"]),
-};
-
-const SMH_PARAMS: &[ParamSpec] = &[P_PROPOSAL, P_SCALE, P_RHO, P_TRUNC, P_BOUND];
-
-/// Registry entry of `smh-1`.
-pub const SMH_1_INFO: SamplerInfo = SamplerInfo {
-    name: "smh-1",
-    description: "Scalable Metropolis–Hastings, first-order Taylor factors (Cornish et al. 2019)",
-    exact: true,
-    signed: false,
-    models: &["logistic", "robust"],
-    params: SMH_PARAMS,
-};
-
-/// Registry entry of `smh-2`.
-pub const SMH_2_INFO: SamplerInfo = SamplerInfo {
-    name: "smh-2",
-    description: "Scalable Metropolis–Hastings, second-order Taylor factors (Cornish et al. 2019)",
-    exact: true,
-    signed: false,
-    models: &["logistic", "robust"],
-    params: SMH_PARAMS,
-};
-
-/// Read the SMH settings (`proposal`, `scale`, `rho`, `truncation`, `bound`) for order `order`.
-pub fn options_from_settings(s: &Settings, order: usize) -> Result<SmhOptions, Error> {
-    let kind = s.choice("proposal", "rw", &["rw", "pcn", "pi1"])?;
-    let proposal = if kind == "pi1" {
-        if s.contains("rho") {
-            return Err(Error::setting("rho", "has no effect with proposal=pi1"));
-        }
-        SmhProposal::Pi1 {
-            scale: s.f64_in("scale", 1.0, 1e-12, f64::INFINITY)?,
-        }
-    } else if kind == "pcn" {
-        if s.contains("scale") {
-            return Err(Error::setting("scale", "has no effect with proposal=pcn"));
-        }
-        SmhProposal::Pcn {
-            rho: s.f64_in("rho", 0.0, 0.0, 0.999_999)?,
-        }
-    } else {
-        if s.contains("rho") {
-            return Err(Error::setting("rho", "has no effect with proposal=rw"));
-        }
-        SmhProposal::RandomWalk {
-            // auto (NaN): 2.38/√d, resolved by the kernel.
-            scale: s.positive_or_auto("scale")?,
-        }
-    };
-    let truncation = match s.get_str("truncation") {
-        None | Some("auto") | Some("n") => None,
-        Some("inf") | Some("infinity") | Some("none") => Some(f64::INFINITY),
-        Some(_) => Some(s.f64_in("truncation", f64::INFINITY, 0.0, f64::INFINITY)?),
-    };
-    let norm = match s.choice("bound", "l2", &["l2", "l1"])? {
-        "l1" => BoundNorm::L1,
-        _ => BoundNorm::L2,
-    };
-    Ok(SmhOptions {
-        order,
-        proposal,
-        truncation,
-        mode: ModeOptions::default(),
-        norm,
-    })
-}
-
-/// Build an `smh-1` / `smh-2` chain from the registry.
-pub fn build_chain(
-    config: &ChainConfig<'_>,
-    model: Arc<dyn DataModel>,
-) -> Result<Box<dyn Chain>, Error> {
-    let order = match config.sampler {
-        "smh-1" => 1,
-        "smh-2" => 2,
-        other => {
-            return Err(Error::Unknown {
-                what: "sampler",
-                name: other.into(),
-            })
-        }
-    };
-    let s = config.settings;
-    let opts = options_from_settings(s, order)?;
-    s.check_all_used()?;
-    Ok(Box::new(SmhChain::new(model, &opts, config.warmup)?))
 }

@@ -15,7 +15,6 @@ pub mod gmm;
 pub mod linear;
 pub mod pmf;
 pub mod prior;
-pub mod registry;
 pub mod reparam;
 pub mod series;
 

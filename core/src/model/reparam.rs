@@ -20,7 +20,7 @@
 //! tuned per coordinate or isotropically, so they fail or crawl there. In z every sampler sees a
 //! near-isotropic target.
 
-use crate::chain::Cost;
+use crate::cost::Cost;
 use crate::error::Error;
 use crate::linalg::Cholesky;
 use crate::settings::Settings;

@@ -17,8 +17,8 @@
 //!
 //! Subsampling samplers (`sgld`, `smh-1`, `hmc-ecs`, ...) assume exchangeable data and are
 //! refused on every time-series model ([`DataModel::as_series`] tells them apart); the samplers
-//! built for time series are `pf-sgld` and `pmmh` ([`crate::kernel::pfsgld`],
-//! [`crate::kernel::pmmh`]).
+//! built for time series are `pf-sgld` and `pmmh` ([`crate::sampler::pfsgld`],
+//! [`crate::sampler::pmmh`]).
 
 use crate::data::Table;
 use crate::error::Error;
@@ -170,6 +170,21 @@ impl SeriesModel {
             SsmKind::Lgssm(m) => Some(m),
             _ => None,
         }
+    }
+
+    /// An error naming setting `key` unless the model is `lgssm` (the Kalman filter and
+    /// smoother need it); `what` names the Kalman tool asked for.
+    pub fn require_kalman(&self, key: &str, what: &str) -> Result<(), crate::error::Error> {
+        if self.lgssm().is_some() {
+            return Ok(());
+        }
+        Err(crate::error::Error::setting(
+            key,
+            alloc::format!(
+                "kalman needs the lgssm model (model `{}` has no Kalman {what})",
+                self.ssm().name()
+            ),
+        ))
     }
 
     /// Whether log p(y₁:T|θ) is available exactly (`lgssm` only).

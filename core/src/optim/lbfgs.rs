@@ -15,6 +15,7 @@ use crate::math;
 use alloc::collections::VecDeque;
 use alloc::vec;
 use alloc::vec::Vec;
+use core::cell::RefCell;
 
 /// Options of [`lbfgs_maximize`].
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -110,14 +111,13 @@ where
     if !h.is_finite() || q.iter().any(|v| !v.is_finite()) {
         return Err(Error::NonFiniteStart);
     }
-    let mut mem: VecDeque<(Vec<f64>, Vec<f64>, f64)> = VecDeque::with_capacity(opts.memory);
+    let mut mem = LbfgsMemory::new(opts.memory);
     let mut p = vec![0.0; d];
-    let mut alpha_buf = vec![0.0; opts.memory];
     let mut ls = LineSearch::new(d);
     let mut iterations = 0;
     let mut converged = norm_inf(&q) <= opts.grad_tol;
     while !converged && iterations < opts.max_iter && evals < opts.max_evals {
-        two_loop(&mem, &q, &mut p, &mut alpha_buf);
+        two_loop(&mem, &q, &mut p);
         let mut dphi0 = dot(&q, &p);
         if mem.is_empty() || !(dphi0 < 0.0 && dphi0.is_finite()) {
             steepest(&q, &mut p);
@@ -146,10 +146,7 @@ where
         let yy = dot(&y, &y);
         let ss = dot(&s, &s);
         if sy > 1e-12 * math::sqrt(yy * ss) && sy.is_finite() && yy > 0.0 {
-            if mem.len() == opts.memory {
-                mem.pop_front();
-            }
-            mem.push_back((s, y, 1.0 / sy));
+            mem.push(&s, &y, 1.0 / sy);
         }
         x.copy_from_slice(&ls.x);
         q.copy_from_slice(&ls.q);
@@ -179,27 +176,111 @@ fn steepest(q: &[f64], p: &mut [f64]) {
     }
 }
 
-/// p = −H q by the two-loop recursion (p = −q when the memory is empty).
-fn two_loop(mem: &VecDeque<(Vec<f64>, Vec<f64>, f64)>, q: &[f64], p: &mut [f64], a: &mut [f64]) {
-    p.copy_from_slice(q);
-    for (j, (s, y, rho)) in mem.iter().enumerate().rev() {
-        let aj = rho * dot(s, p);
-        a[j] = aj;
-        for k in 0..p.len() {
-            p[k] -= aj * y[k];
-        }
-    }
-    if let Some((s, y, _)) = mem.back() {
-        let gamma = dot(s, y) / dot(y, y);
-        p.iter_mut().for_each(|v| *v *= gamma);
-    }
-    for (j, (s, y, rho)) in mem.iter().enumerate() {
-        let b = rho * dot(y, p);
-        for k in 0..p.len() {
-            p[k] += s[k] * (a[j] - b);
-        }
-    }
+/// p = −H q by the two-loop recursion with H⁰ = γI, γ = sᵀy/yᵀy of the newest pair
+/// (p = −q when the memory is empty).
+fn two_loop(mem: &LbfgsMemory, q: &[f64], p: &mut [f64]) {
+    let gamma = match mem.newest() {
+        Some((s, y)) => dot(s, y) / dot(y, y),
+        None => 1.0,
+    };
+    mem.apply(gamma, q, p);
     p.iter_mut().for_each(|v| *v = -*v);
+}
+
+/// The curvature pairs of L-BFGS — the newest m pairs (s, y) with ρ = 1/(yᵀs), oldest first —
+/// and the two-loop recursion that applies the inverse-Hessian estimate H they define with
+/// H⁰ = γI (Nocedal & Wright Alg. 7.4). One implementation for the optimiser and QNHMC's
+/// L-BFGS storage. Pushing a pair when full reuses the oldest pair's storage, and the
+/// recursion keeps its m coefficients in scratch owned by the memory: no allocation once full.
+#[derive(Debug, Clone)]
+pub struct LbfgsMemory {
+    m: usize,
+    s: VecDeque<Vec<f64>>,
+    y: VecDeque<Vec<f64>>,
+    rho: VecDeque<f64>,
+    alpha: RefCell<Vec<f64>>,
+}
+
+impl PartialEq for LbfgsMemory {
+    fn eq(&self, other: &Self) -> bool {
+        self.m == other.m && self.s == other.s && self.y == other.y && self.rho == other.rho
+    }
+}
+
+impl LbfgsMemory {
+    /// An empty memory of at most `m` ≥ 1 pairs.
+    pub fn new(m: usize) -> Self {
+        LbfgsMemory {
+            m,
+            s: VecDeque::with_capacity(m),
+            y: VecDeque::with_capacity(m),
+            rho: VecDeque::with_capacity(m),
+            alpha: RefCell::new(vec![0.0; m]),
+        }
+    }
+    /// Pairs held.
+    pub fn len(&self) -> usize {
+        self.s.len()
+    }
+    /// Whether no pair is held.
+    pub fn is_empty(&self) -> bool {
+        self.s.is_empty()
+    }
+    /// Forget every pair.
+    pub fn clear(&mut self) {
+        self.s.clear();
+        self.y.clear();
+        self.rho.clear();
+    }
+    /// The newest pair (s, y).
+    pub fn newest(&self) -> Option<(&[f64], &[f64])> {
+        Some((self.s.back()?.as_slice(), self.y.back()?.as_slice()))
+    }
+    /// Add the pair (s, y) with ρ = `rho`, dropping the oldest when m pairs are held.
+    pub fn push(&mut self, s: &[f64], y: &[f64], rho: f64) {
+        let (mut sv, mut yv) = if self.s.len() == self.m {
+            self.rho.pop_front();
+            (
+                self.s.pop_front().unwrap_or_default(),
+                self.y.pop_front().unwrap_or_default(),
+            )
+        } else {
+            (Vec::with_capacity(s.len()), Vec::with_capacity(y.len()))
+        };
+        sv.clear();
+        sv.extend_from_slice(s);
+        yv.clear();
+        yv.extend_from_slice(y);
+        self.s.push_back(sv);
+        self.y.push_back(yv);
+        self.rho.push_back(rho);
+    }
+    /// out = H v by the two-loop recursion with H⁰ = γI (out = γv when empty).
+    pub fn apply(&self, gamma: f64, v: &[f64], out: &mut [f64]) {
+        out.copy_from_slice(v);
+        let k = self.s.len();
+        let mut alpha = self.alpha.borrow_mut();
+        if alpha.len() < k {
+            alpha.resize(k, 0.0);
+        }
+        for i in (0..k).rev() {
+            let a = self.rho[i] * dot(&self.s[i], out);
+            alpha[i] = a;
+            for (o, yi) in out.iter_mut().zip(&self.y[i]) {
+                *o -= a * yi;
+            }
+        }
+        for o in out.iter_mut() {
+            *o *= gamma;
+        }
+        for i in 0..k {
+            let beta = self.rho[i] * dot(&self.y[i], out);
+            let c = alpha[i] - beta;
+            for (o, si) in out.iter_mut().zip(&self.s[i]) {
+                *o += c * si;
+            }
+        }
+    }
 }
 
 /// Strong-Wolfe line search (Nocedal & Wright Alg. 3.5 / 3.6). The accepted point is left in

@@ -21,10 +21,10 @@ mod lbfgs;
 mod newton;
 mod objective;
 
-pub use lbfgs::{lbfgs_maximize, LbfgsOptions, LbfgsResult};
+pub use lbfgs::{lbfgs_maximize, LbfgsMemory, LbfgsOptions, LbfgsResult};
 pub use newton::{find_mode, find_mode_subset};
 
-use crate::chain::Cost;
+use crate::cost::Cost;
 use crate::error::Error;
 use crate::linalg::Cholesky;
 use crate::settings::Settings;

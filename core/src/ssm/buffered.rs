@@ -73,6 +73,18 @@ pub struct Window {
     pub sub_end: usize,
 }
 
+/// The filter's view of the last window, for plots: where it was and the ESS path over it
+/// (`pmmh`: the whole series, S = S* = 1..T).
+#[derive(Debug, Clone, PartialEq)]
+pub struct WindowTrace {
+    /// The window (0-based half-open ranges into y).
+    pub window: Window,
+    /// ESS after weighting at each time point of S* (empty for the Kalman gradient).
+    pub ess: Vec<f64>,
+    /// Particles N (0 for the Kalman gradient).
+    pub particles: usize,
+}
+
 impl Window {
     /// The window with S starting at 0-based `sub_start`, for a series of length `t_len`
     /// (S is truncated to the series if it would run past its end).

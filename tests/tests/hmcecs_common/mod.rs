@@ -207,7 +207,7 @@ pub fn run_ecs(
     seed: u64,
 ) -> EcsRun {
     use tallmc_core::chain::{run_chain, Chain, Phase};
-    use tallmc_core::kernel::hmcecs_chain::{EcsChain, EcsConfig};
+    use tallmc_core::sampler::hmcecs::{EcsChain, EcsConfig};
     use tallmc_core::settings::Settings;
     let mut s = Settings::new();
     for kv in settings {
@@ -268,7 +268,7 @@ pub fn logistic_full_hmc(
     draws: usize,
     seed: u64,
 ) -> (Vec<Vec<f64>>, f64) {
-    use tallmc_core::kernel::hmcecs_chain::metric_from_precision;
+    use tallmc_core::sampler::hmcecs::metric_from_precision;
     let d = start.len();
     let des = &glm.design;
     let prior_prec = glm.prior.precision();

@@ -8,7 +8,8 @@ use tallmc_core::chain::Chain;
 use tallmc_core::kernel::minibatch_mh::baselines::{AustereMh, MhSubLhd};
 use tallmc_core::kernel::minibatch_mh::digits::{accuracy, one_vs_seven};
 use tallmc_core::kernel::minibatch_mh::xcorr::Correction;
-use tallmc_core::kernel::minibatch_mh::{MinibatchMh, MinibatchMhChain, MinibatchTest};
+use tallmc_core::kernel::minibatch_mh::{MinibatchMh, MinibatchTest};
+use tallmc_core::sampler::minibatch_mh::MinibatchMhChain;
 
 pub(crate) fn run(a: &ReproArgs, out: &Path) -> Result<(), CliError> {
     let t0 = Instant::now();

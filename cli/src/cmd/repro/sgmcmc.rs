@@ -30,14 +30,14 @@ use super::*;
 use tallmc_core::data::Table;
 use tallmc_core::diag::ksd;
 use tallmc_core::dist;
-use tallmc_core::kernel::sgmcmc::estimator::{
+use tallmc_core::estimator::gradient::{
     cv_ps_weights, per_datum_gradients, ps_weights, pseudo_variance_optimal,
     pseudo_variance_uniform, pseudo_variance_weighted,
 };
-use tallmc_core::kernel::sgmcmc::{GradientEstimator, KDpp, Subsampler};
 use tallmc_core::linalg::Cholesky;
 use tallmc_core::optim::{find_mode, ModeOptions};
 use tallmc_core::rng::uniform_index;
+use tallmc_core::sampler::sgmcmc::{GradientEstimator, KDpp, Subsampler};
 
 /// (label, sampler, extra settings) in table order; samplers missing from the registry, or
 /// without one of the extra settings, are skipped. δ = the defensive mixture

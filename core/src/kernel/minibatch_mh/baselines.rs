@@ -19,18 +19,11 @@
 //! stop when |l̄ − μ₀| ≥ c or t = N; accept iff l̄ > μ₀.
 
 use super::design::{self, NcTable, SeqDesign};
-use super::{
-    draw_next, start_chain, MinibatchTest, TestOutcome, P_CONTROL, P_INIT, P_INIT_RADIUS, P_STEP,
-    P_TEMPERATURE,
-};
-use crate::chain::Chain;
+use super::{draw_next, MinibatchTest, TestOutcome};
 use crate::error::Error;
 use crate::math;
-use crate::model::DataModel;
-use crate::registry::{ChainConfig, ParamKind, ParamSpec, SamplerInfo};
-use crate::rng::{uniform_open, ChainRng};
-use alloc::boxed::Box;
-use alloc::sync::Arc;
+
+use crate::rng::{uniform_open, Rng};
 use alloc::vec::Vec;
 
 /// Upper tail 1 − F(t) of Student's t with ν degrees of freedom, for t ≥ 0.
@@ -184,8 +177,8 @@ impl AustereMh {
 /// The sequential t-test with design (m, ε) on data drawn through `perm`; `ratio(i)` is lᵢ
 /// (`None` to stop: a non-finite ratio). Fills `out` (batch, Δ*, se², decision).
 #[allow(clippy::too_many_arguments)]
-fn sequential_t_test(
-    rng: &mut ChainRng,
+fn sequential_t_test<R: Rng + ?Sized>(
+    rng: &mut R,
     perm: &mut [usize],
     m: usize,
     epsilon: f64,
@@ -236,8 +229,8 @@ fn sequential_t_test(
 /// The per-datum threshold μ₀ = (ln u − [log p(θ′) − log p(θ)]) / N of the sequential tests,
 /// or `None` when the prior difference already decides the step (NaN: a divergent rejection,
 /// −∞: a rejection; `out` is marked accordingly).
-fn sequential_threshold(
-    rng: &mut ChainRng,
+fn sequential_threshold<R: Rng + ?Sized>(
+    rng: &mut R,
     lp0: f64,
     lp1: f64,
     nf: f64,
@@ -277,9 +270,9 @@ impl MinibatchTest for AustereMh {
             AustereDesign::NonConservative(t) => alloc::vec![("error_bound", t.bound())],
         }
     }
-    fn decide(
-        &mut self,
-        rng: &mut ChainRng,
+    fn decide<R: Rng + ?Sized>(
+        &self,
+        rng: &mut R,
         diffs: &super::cv::StepDiffs<'_>,
         lp0: f64,
         lp1: f64,
@@ -292,7 +285,7 @@ impl MinibatchTest for AustereMh {
             return out;
         };
         let inv_k = 1.0 / self.temperature;
-        let table = match &mut self.design {
+        let table = match &self.design {
             AustereDesign::NonConservative(t) => t,
             _ => {
                 let mut evals = 0u64;
@@ -419,9 +412,9 @@ impl MinibatchTest for MhSubLhd {
     fn extra_names(&self) -> Vec<&'static str> {
         alloc::vec!["batch_size", "bound_c", "all_data", "delta_hat"]
     }
-    fn decide(
-        &mut self,
-        rng: &mut ChainRng,
+    fn decide<R: Rng + ?Sized>(
+        &self,
+        rng: &mut R,
         diffs: &super::cv::StepDiffs<'_>,
         lp0: f64,
         lp1: f64,
@@ -507,180 +500,5 @@ impl MinibatchTest for MhSubLhd {
                 (next as usize).max(t + 1)
             };
         }
-    }
-}
-
-const P_BATCH_AUSTERE: ParamSpec = ParamSpec {
-    key: "batch_step",
-    description: "batch increment m of the sequential t-test",
-    kind: ParamKind::Int {
-        default: 50,
-        min: 2,
-        max: usize::MAX,
-    },
-};
-
-const P_EPSILON: ParamSpec = ParamSpec {
-    key: "epsilon",
-    description: "per-look level ε: stop when the t-test p-value is below ε",
-    kind: ParamKind::Real {
-        default: 0.005,
-        min: 0.0,
-        max: 0.5,
-    },
-};
-
-const P_DESIGN: ParamSpec = ParamSpec {
-    key: "design",
-    description: "fixed: the given (batch_step, epsilon); conservative: AustereMH(c), the grid design with worst-case error < error_bound; nonconservative: AustereMH(nc), the design for each iteration's full-data μ_std",
-    kind: ParamKind::Choice(&["fixed", "conservative", "nonconservative"]),
-};
-
-const P_ERROR_BOUND: ParamSpec = ParamSpec {
-    key: "error_bound",
-    description: "Δ*: bound on a test's probability of a wrong decision (designs conservative and nonconservative)",
-    kind: ParamKind::Real {
-        default: 0.1,
-        min: 0.0,
-        max: 0.5,
-    },
-};
-
-const P_BATCH_SUBLHD: ParamSpec = ParamSpec {
-    key: "batch_step",
-    description: "initial batch size m (then grown geometrically by γ)",
-    kind: ParamKind::Int {
-        default: 50,
-        min: 2,
-        max: usize::MAX,
-    },
-};
-
-const P_GAMMA: ParamSpec = ParamSpec {
-    key: "gamma",
-    description: "geometric batch growth factor γ",
-    kind: ParamKind::Real {
-        default: 1.5,
-        min: 1.0,
-        max: 100.0,
-    },
-};
-
-const P_DELTA: ParamSpec = ParamSpec {
-    key: "delta",
-    description: "total error level δ of the confidence sampler",
-    kind: ParamKind::Real {
-        default: 0.01,
-        min: 0.0,
-        max: 1.0,
-    },
-};
-
-const P_P: ParamSpec = ParamSpec {
-    key: "p",
-    description: "exponent p of the error schedule δ_k = δ(p−1)/(p k^p)",
-    kind: ParamKind::Real {
-        default: 2.0,
-        min: 1.0,
-        max: 100.0,
-    },
-};
-
-/// Registry entry of `austere-mh`.
-pub const AUSTERE_MH_INFO: SamplerInfo = SamplerInfo {
-    name: "austere-mh",
-    description: "AustereMH: sequential t-test on a growing minibatch (Korattikara et al. 2014)",
-    exact: false,
-    signed: false,
-    models: &[],
-    params: &[
-        P_STEP,
-        P_TEMPERATURE,
-        P_DESIGN,
-        P_BATCH_AUSTERE,
-        P_EPSILON,
-        P_ERROR_BOUND,
-        P_INIT,
-        P_INIT_RADIUS,
-        P_CONTROL,
-    ],
-};
-
-/// Registry entry of `mh-sublhd`.
-pub const MH_SUBLHD_INFO: SamplerInfo = SamplerInfo {
-    name: "mh-sublhd",
-    description: "MHSubLhd: empirical-Bernstein confidence sampler (Bardenet et al. 2014)",
-    exact: false,
-    signed: false,
-    models: &[],
-    params: &[
-        P_STEP,
-        P_TEMPERATURE,
-        P_BATCH_SUBLHD,
-        P_GAMMA,
-        P_DELTA,
-        P_P,
-        P_INIT,
-        P_INIT_RADIUS,
-        P_CONTROL,
-    ],
-};
-
-/// Build an `austere-mh` or `mh-sublhd` chain from validated settings.
-pub fn build_chain(
-    config: &ChainConfig<'_>,
-    model: Arc<dyn DataModel>,
-    rng: &mut ChainRng,
-) -> Result<Box<dyn Chain>, Error> {
-    let s = config.settings;
-    let step = super::step_from_settings(s, model.as_ref())?;
-    let control = super::control_from_settings(s, model.as_ref())?;
-    let temperature = s.f64_in("temperature", 1.0, 1.0, f64::INFINITY)?;
-    let m = s.usize_in("batch_step", 50, 2, usize::MAX)?;
-    let init = s.choice("init", "random", &["random", "zero", "model"])?;
-    let radius = s.f64_in("init_radius", 2.0, 0.0, 1e6)?;
-    if config.sampler == "austere-mh" {
-        let design = s.choice(
-            "design",
-            "fixed",
-            &["fixed", "conservative", "nonconservative"],
-        )?;
-        let k = if design == "fixed" {
-            if s.contains("error_bound") {
-                return Err(Error::setting(
-                    "error_bound",
-                    "has no effect with design=fixed (use design=conservative or nonconservative)",
-                ));
-            }
-            let eps = s.f64_or("epsilon", 0.005)?;
-            s.check_all_used()?;
-            AustereMh::new(step, temperature, m, eps)?
-        } else {
-            for key in ["batch_step", "epsilon"] {
-                if s.contains(key) {
-                    return Err(Error::setting(
-                        key,
-                        alloc::format!(
-                            "has no effect with design={design} (the design search chooses it)"
-                        ),
-                    ));
-                }
-            }
-            let bound = s.f64_in("error_bound", 0.1, 0.0, 0.5)?;
-            s.check_all_used()?;
-            if design == "conservative" {
-                AustereMh::conservative(step, temperature, model.n(), bound)?
-            } else {
-                AustereMh::non_conservative(step, temperature, model.n(), bound)?
-            }
-        };
-        start_chain(k, model, init, radius, config.warmup, rng, control)
-    } else {
-        let gamma = s.f64_or("gamma", 1.5)?;
-        let delta = s.f64_or("delta", 0.01)?;
-        let p = s.f64_or("p", 2.0)?;
-        s.check_all_used()?;
-        let k = MhSubLhd::new(step, temperature, m, gamma, delta, p)?;
-        start_chain(k, model, init, radius, config.warmup, rng, control)
     }
 }

@@ -242,7 +242,8 @@ pub struct NcTable {
     n: usize,
     bound: f64,
     bins: usize,
-    cells: Vec<Option<Option<SeqDesign>>>,
+    /// Designs searched so far, per grid cell (filled lazily; a cache, not state).
+    cells: core::cell::RefCell<Vec<Option<Option<SeqDesign>>>>,
 }
 
 impl NcTable {
@@ -252,7 +253,7 @@ impl NcTable {
             n,
             bound,
             bins,
-            cells: vec![None; NC_CELLS],
+            cells: core::cell::RefCell::new(vec![None; NC_CELLS]),
         }
     }
 
@@ -262,10 +263,11 @@ impl NcTable {
     }
 
     /// The design for `mu_std` (`None`: no design meets the bound, read all data).
-    pub fn design(&mut self, mu_std: f64) -> Option<SeqDesign> {
+    pub fn design(&self, mu_std: f64) -> Option<SeqDesign> {
         let k = nc_grid_cell(math::abs(mu_std));
         let (n, bound, bins) = (self.n, self.bound, self.bins);
-        let cell = self.cells.get_mut(k)?;
+        let mut cells = self.cells.borrow_mut();
+        let cell = cells.get_mut(k)?;
         if cell.is_none() {
             *cell = Some(search(n, nc_grid_value(k), bound, bins));
         }

@@ -24,20 +24,20 @@
 //! ## References
 //! Dang et al. (2019), JMLR 20(100), §6.3; Hoffman & Gelman (2014), JMLR 15, Algorithm 5.
 
-use super::hmcecs::{EcsEstimator, HmcEcs, HmcEcsState};
-use super::{Kernel, Metric, StepInfo};
+use super::driver::{Description, Driver, Warmup};
 use crate::adapt::dual_averaging::DualAveraging;
 use crate::chain::{Chain, Cost};
 use crate::error::Error;
 use crate::estimator::{BlockPoisson, ControlVariates, DiffEstimator};
+use crate::kernel::hmcecs::{EcsEstimator, HmcEcs, HmcEcsState};
+use crate::kernel::{HasPosition, Metric, StepInfo};
 use crate::linalg::Cholesky;
 use crate::math;
 use crate::model::DataModel;
-use crate::registry::{ChainConfig, ParamKind, ParamSpec, SamplerInfo};
 use crate::rng::{uniform_index, ChainRng};
+use crate::schema::{ChainConfig, ParamKind, ParamSpec, SamplerInfo};
 use crate::settings::Settings;
 use alloc::boxed::Box;
-use alloc::string::String;
 use alloc::sync::Arc;
 use alloc::vec;
 use alloc::vec::Vec;
@@ -110,8 +110,8 @@ const P_ACCEPT: ParamSpec = ParamSpec {
     description: "dual-averaging acceptance target",
     kind: ParamKind::Real {
         default: 0.8,
-        min: 0.0,
-        max: 1.0,
+        min: 0.01,
+        max: 0.999,
     },
 };
 
@@ -120,8 +120,8 @@ const P_TRAJ: ParamSpec = ParamSpec {
     description: "trajectory length eps·L when L is automatic",
     kind: ParamKind::Real {
         default: 1.2,
-        min: 0.0,
-        max: f64::INFINITY,
+        min: 1e-6,
+        max: 1e6,
     },
 };
 
@@ -321,49 +321,48 @@ pub struct EcsConfig {
 impl EcsConfig {
     /// Read the settings (marking keys used).
     pub fn from_settings(s: &Settings, signed: bool) -> Result<Self, Error> {
-        let order = s.usize_in("order", 2, 0, 2)?;
+        let order = P_ORDER.int(s)?;
         let (m, m_signed) = if signed {
-            (
-                opt_usize(s, "m_warmup", 1)?,
-                s.usize_in("m", 30, 1, usize::MAX)?,
-            )
+            (P_M_WARMUP.int_or_auto(s)?, P_M_SIGNED.int(s)?)
         } else {
-            (opt_usize(s, "m", 1)?, 30)
+            (P_M.int_or_auto(s)?, 30)
         };
-        let blocks = s.usize_in("G", 100, 1, usize::MAX)?;
-        let sigma2_target = s.f64_in("sigma2_target", 1.0, 1e-12, f64::INFINITY)?;
-        let eps = match (s.get_str("eps"), s.get_str("step_size")) {
-            (Some(_), _) => Some(s.f64_in("eps", 0.1, 1e-12, f64::INFINITY)?),
-            (None, Some(_)) => Some(s.f64_in("step_size", 0.1, 1e-12, f64::INFINITY)?),
-            _ => None,
+        let blocks = P_G.int(s)?;
+        let sigma2_target = P_SIGMA2.real(s)?;
+        // `eps` (alias `step_size`): a number > 0, or auto (absent, `auto`): adapted.
+        let eps_key = match (s.get_str("eps"), s.get_str("step_size")) {
+            (None, Some(_)) => "step_size",
+            _ => "eps",
         };
-        let n_leapfrog = opt_usize(s, "L", 1)?;
-        let target_accept = s.f64_in("target_accept", 0.8, 0.01, 0.999)?;
-        let traj_len = s.f64_in("traj_len", 1.2, 1e-6, 1e6)?;
-        let recentre = s.bool_or("recentre", true)?;
-        let centre_subset = s.f64_in("centre_subset", 0.01, 1e-9, 1.0)?;
-        let windows = s.usize_in("windows", 5, 1, 1000)?;
+        let eps = Some(s.positive_or_auto(eps_key)?).filter(|e| !e.is_nan());
+        let n_leapfrog = P_L.int_or_auto(s)?;
+        let target_accept = P_ACCEPT.real(s)?;
+        let traj_len = P_TRAJ.real(s)?;
+        let recentre = P_RECENTRE.flag(s)?;
+        let centre_subset = P_SUBSET.real(s)?;
+        let windows = P_WINDOWS.int(s)?;
         let lambda = if signed {
-            opt_usize(s, "lambda", 1)?
+            P_LAMBDA.int_or_auto(s)?
         } else {
             None
         };
-        let a = if signed && s.get_str("a").is_some() {
-            Some(s.f64_or("a", 0.0)?)
-        } else {
-            None
-        };
-        let kappa = if signed {
-            s.usize_in("kappa", 1, 1, 1_000_000)?
-        } else {
-            1
-        };
-        let nuts_depth = match s.choice("trajectory", "static", &["static", "nuts"])? {
-            "nuts" => Some(s.usize_in("max_depth", 10, 1, 30)?),
+        // `a` (signed only): a number, or auto (absent, `auto`): chosen by the estimator.
+        let a = match signed.then(|| s.get_str("a")).flatten() {
+            Some(v) if v != "auto" => Some(s.f64_or("a", 0.0)?),
             _ => None,
         };
-        let full_energy =
-            !signed && s.choice("energy", "estimated", &["estimated", "full"])? == "full";
+        let kappa = if signed { P_KAPPA.int(s)? } else { 1 };
+        let nuts_depth = match P_TRAJECTORY.choice(s)? {
+            "nuts" => Some(P_MAX_DEPTH.int(s)?),
+            _ if s.contains("max_depth") => {
+                return Err(Error::setting(
+                    "max_depth",
+                    "only used with trajectory=nuts",
+                ))
+            }
+            _ => None,
+        };
+        let full_energy = !signed && P_ENERGY.choice(s)? == "full";
         if full_energy && nuts_depth.is_some() {
             return Err(Error::setting("energy", "full needs trajectory=static"));
         }
@@ -401,10 +400,6 @@ impl EcsConfig {
             full_energy,
         })
     }
-}
-
-fn opt_usize(s: &Settings, key: &str, lo: usize) -> Result<Option<usize>, Error> {
-    s.usize_or_auto(key, lo, usize::MAX)
 }
 
 /// Posterior mode of the subset `idx` with the likelihood scaled by n/|idx|, by damped Newton.
@@ -540,24 +535,25 @@ fn pilot_var(
     }
 }
 
-/// A running HMC-ECS chain (perturbed or signed) with its warm-up.
-pub struct EcsChain {
-    model: Arc<dyn DataModel>,
-    cfg: EcsConfig,
-    kernel: HmcEcs,
-    state: HmcEcsState,
-    warmup: usize,
-    iter: usize,
-    setup: Cost,
-    da: Option<DualAveraging>,
-    window: Vec<Vec<f64>>,
-    names: Vec<String>,
-}
-
 const PILOT: usize = 1000;
 const N_REP: usize = 5;
 
-impl EcsChain {
+/// HMC-ECS's warm-up: dual averaging of ε (and L = traj_len/ε when automatic), a window of
+/// recent draws; at each window's end the centre θ* moves to their mean (new control
+/// variates and metric) and m is re-chosen; at the end of warm-up the step size is frozen and,
+/// for `hmc-ecs-signed`, the kernel switches to the block-Poisson estimator.
+pub struct EcsWarmup {
+    cfg: EcsConfig,
+    warmup: usize,
+    da: Option<DualAveraging>,
+    window: Vec<Vec<f64>>,
+}
+
+/// A running HMC-ECS chain (perturbed or signed): [`HmcEcs`] with [`EcsWarmup`] on the
+/// generic driver.
+pub type EcsChain = Driver<HmcEcs, Arc<dyn DataModel>, EcsWarmup>;
+
+impl Driver<HmcEcs, Arc<dyn DataModel>, EcsWarmup> {
     /// Build a chain: subset mode, control variates, metric, m, initial subsample.
     pub fn new(
         model: Arc<dyn DataModel>,
@@ -593,13 +589,13 @@ impl EcsChain {
         let cv = ControlVariates::new(&*model, &centre, cfg.order)?;
         setup.lik_evals += cv.full_pass_cost();
         setup.grad_evals += cv.full_pass_cost();
-        let metric = Self::metric_at(&*model, &cv, &sub_prec);
+        let metric = metric_at(&*model, &cv, &sub_prec);
         // 3. m from Laplace draws around θ*
-        let reps = Self::laplace_draws(&metric, &centre, rng);
+        let reps = laplace_draws(&metric, &centre, rng);
         let m = match cfg.m {
             Some(m) => m,
             None => {
-                let (m, ev) = Self::choose_m(&*model, &cv, &reps, &cfg, rng);
+                let (m, ev) = choose_m(&*model, &cv, &reps, &cfg, rng);
                 setup.lik_evals += ev;
                 setup.grad_evals += ev;
                 m
@@ -609,9 +605,7 @@ impl EcsChain {
         let eps0 = cfg
             .eps
             .unwrap_or_else(|| math::pow(d as f64, -0.25).min(1.0));
-        let l0 = cfg
-            .n_leapfrog
-            .unwrap_or_else(|| Self::auto_l(cfg.traj_len, eps0));
+        let l0 = cfg.n_leapfrog.unwrap_or_else(|| auto_l(cfg.traj_len, eps0));
         let mut kernel = HmcEcs::new(cv, EcsEstimator::Perturbed(est), metric, eps0, l0)?;
         if cfg.full_energy {
             kernel = kernel.with_full_energy()?;
@@ -619,7 +613,7 @@ impl EcsChain {
         if let Some(depth) = cfg.nuts_depth {
             kernel = kernel.with_nuts(depth)?;
         }
-        let (state, ev) = kernel.init_with(rng, &*model, &centre, None)?;
+        let (mut state, ev) = kernel.init_with(rng, &*model, &centre, None)?;
         setup.lik_evals += ev;
         setup.grad_evals += ev;
         let da = if cfg.eps.is_none() && warmup > 0 {
@@ -627,141 +621,155 @@ impl EcsChain {
         } else {
             None
         };
+        if warmup == 0 && cfg.signed {
+            let reps = laplace_draws(&kernel.metric, &centre, rng);
+            let ev = switch_to_signed(&cfg, &mut kernel, &*model, &mut state, rng, &centre, &reps)?;
+            setup.lik_evals += ev;
+            setup.grad_evals += ev;
+        }
         let names = model.param_names();
-        let mut chain = EcsChain {
-            model,
+        let schedule = EcsWarmup {
             cfg,
-            kernel,
-            state,
             warmup,
-            iter: 0,
-            setup,
             da,
             window: Vec::new(),
-            names,
         };
-        if warmup == 0 && chain.cfg.signed {
-            let reps = Self::laplace_draws(&chain.kernel.metric, &centre, rng);
-            let ev = chain.switch_to_signed(rng, &centre, &reps)?;
-            chain.setup.lik_evals += ev;
-            chain.setup.grad_evals += ev;
-        }
-        Ok(chain)
+        Ok(Driver::from_parts(
+            kernel, model, state, schedule, names, warmup, setup,
+        ))
     }
+}
 
-    fn auto_l(traj_len: f64, eps: f64) -> usize {
-        (math::round(traj_len / eps) as usize).clamp(1, 1000)
+fn auto_l(traj_len: f64, eps: f64) -> usize {
+    (math::round(traj_len / eps) as usize).clamp(1, 1000)
+}
+
+fn metric_at(model: &dyn DataModel, cv: &ControlVariates, fallback_prec: &[f64]) -> Metric {
+    let d = model.dim();
+    let mut h = cv.sum_hess().to_vec();
+    model.log_prior_hess(cv.centre(), &mut h);
+    let prec: Vec<f64> = h.iter().map(|x| -x).collect();
+    match Cholesky::new(&prec, d) {
+        Ok(_) => metric_from_precision(&prec, d),
+        Err(_) => metric_from_precision(fallback_prec, d),
     }
+}
 
-    fn metric_at(model: &dyn DataModel, cv: &ControlVariates, fallback_prec: &[f64]) -> Metric {
-        let d = model.dim();
-        let mut h = cv.sum_hess().to_vec();
-        model.log_prior_hess(cv.centre(), &mut h);
-        let prec: Vec<f64> = h.iter().map(|x| -x).collect();
-        match Cholesky::new(&prec, d) {
-            Ok(_) => metric_from_precision(&prec, d),
-            Err(_) => metric_from_precision(fallback_prec, d),
-        }
-    }
-
-    fn laplace_draws(metric: &Metric, centre: &[f64], rng: &mut ChainRng) -> Vec<Vec<f64>> {
-        let d = centre.len();
-        let mut z = vec![0.0; d];
-        let mut x = vec![0.0; d];
-        (0..N_REP)
-            .map(|_| {
-                for v in z.iter_mut() {
-                    *v = crate::dist::std_normal(rng);
-                }
-                metric.scale_noise(&z, &mut x);
-                (0..d).map(|i| centre[i] + x[i]).collect()
-            })
-            .collect()
-    }
-
-    fn choose_m(
-        model: &dyn DataModel,
-        cv: &ControlVariates,
-        reps: &[Vec<f64>],
-        cfg: &EcsConfig,
-        rng: &mut ChainRng,
-    ) -> (usize, u64) {
-        let n = model.n();
-        let k = PILOT.min(n);
-        let pilot: Vec<usize> = (0..k).map(|_| uniform_index(rng, n)).collect();
-        let v = pilot_var(model, cv, reps, &pilot);
-        let nf = n as f64;
-        let m = nf * nf * v / cfg.sigma2_target;
-        let lo = cfg.blocks.max(100).min(n);
-        let m = if m.is_finite() {
-            (math::ceil(m) as usize).clamp(lo, n)
-        } else {
-            n
-        };
-        (m, (k * reps.len()) as u64)
-    }
-
-    /// Switch the kernel to the block-Poisson estimator: λ from σ² at `reps`, a = d(θ̄) − λ.
-    fn switch_to_signed(
-        &mut self,
-        rng: &mut ChainRng,
-        theta_bar: &[f64],
-        reps: &[Vec<f64>],
-    ) -> Result<u64, Error> {
-        let model = &*self.model;
-        let n = model.n();
-        let ms = self.cfg.m_signed;
-        let mut evals = 0u64;
-        let lambda = match self.cfg.lambda {
-            Some(l) => l,
-            None => {
-                let k = PILOT.min(n);
-                let pilot: Vec<usize> = (0..k).map(|_| uniform_index(rng, n)).collect();
-                let v = pilot_var(model, &self.kernel.cv, reps, &pilot);
-                evals += (k * reps.len()) as u64;
-                let s2 = (n as f64) * (n as f64) * v / ms as f64;
-                if s2.is_finite() {
-                    (math::ceil(s2) as usize).clamp(10, 100_000)
-                } else {
-                    100_000
-                }
+fn laplace_draws(metric: &Metric, centre: &[f64], rng: &mut ChainRng) -> Vec<Vec<f64>> {
+    let d = centre.len();
+    let mut z = vec![0.0; d];
+    let mut x = vec![0.0; d];
+    (0..N_REP)
+        .map(|_| {
+            for v in z.iter_mut() {
+                *v = crate::dist::std_normal(rng);
             }
-        };
-        let a = match self.cfg.a {
-            Some(a) => a,
-            None => {
-                let all: Vec<usize> = (0..n).collect();
-                let mut ds = vec![0.0; n];
-                self.kernel
-                    .cv
-                    .diffs(model, theta_bar, &all, &mut ds, &mut []);
-                evals += n as u64;
-                ds.iter().sum::<f64>() - lambda as f64
-            }
-        };
-        let est = BlockPoisson::new(n, ms, lambda, a)?;
-        let kappa = self.cfg.kappa.min(lambda);
-        self.kernel.estimator = EcsEstimator::Signed { est, kappa };
-        evals += self.kernel.refresh(rng, model, &mut self.state);
-        Ok(evals)
-    }
+            metric.scale_noise(&z, &mut x);
+            (0..d).map(|i| centre[i] + x[i]).collect()
+        })
+        .collect()
+}
 
+fn choose_m(
+    model: &dyn DataModel,
+    cv: &ControlVariates,
+    reps: &[Vec<f64>],
+    cfg: &EcsConfig,
+    rng: &mut ChainRng,
+) -> (usize, u64) {
+    let n = model.n();
+    let k = PILOT.min(n);
+    let pilot: Vec<usize> = (0..k).map(|_| uniform_index(rng, n)).collect();
+    let v = pilot_var(model, cv, reps, &pilot);
+    let nf = n as f64;
+    let m = nf * nf * v / cfg.sigma2_target;
+    let lo = cfg.blocks.max(100).min(n);
+    let m = if m.is_finite() {
+        (math::ceil(m) as usize).clamp(lo, n)
+    } else {
+        n
+    };
+    (m, (k * reps.len()) as u64)
+}
+
+/// Switch the kernel to the block-Poisson estimator: λ from σ² at `reps`, a = d(θ̄) − λ.
+fn switch_to_signed(
+    cfg: &EcsConfig,
+    kernel: &mut HmcEcs,
+    model: &dyn DataModel,
+    state: &mut HmcEcsState,
+    rng: &mut ChainRng,
+    theta_bar: &[f64],
+    reps: &[Vec<f64>],
+) -> Result<u64, Error> {
+    let n = model.n();
+    let ms = cfg.m_signed;
+    let mut evals = 0u64;
+    let lambda = match cfg.lambda {
+        Some(l) => l,
+        None => {
+            let k = PILOT.min(n);
+            let pilot: Vec<usize> = (0..k).map(|_| uniform_index(rng, n)).collect();
+            let v = pilot_var(model, &kernel.cv, reps, &pilot);
+            evals += (k * reps.len()) as u64;
+            let s2 = (n as f64) * (n as f64) * v / ms as f64;
+            if s2.is_finite() {
+                (math::ceil(s2) as usize).clamp(10, 100_000)
+            } else {
+                100_000
+            }
+        }
+    };
+    let a = match cfg.a {
+        Some(a) => a,
+        None => {
+            let all: Vec<usize> = (0..n).collect();
+            let mut ds = vec![0.0; n];
+            kernel.cv.diffs(model, theta_bar, &all, &mut ds, &mut []);
+            evals += n as u64;
+            ds.iter().sum::<f64>() - lambda as f64
+        }
+    };
+    let est = BlockPoisson::new(n, ms, lambda, a)?;
+    let kappa = cfg.kappa.min(lambda);
+    kernel.estimator = EcsEstimator::Signed { est, kappa };
+    evals += kernel.refresh(rng, model, state);
+    Ok(evals)
+}
+
+/// The mean of the recent half of the warm-up window and [`N_REP`] representative draws from it
+/// (evenly spaced); `None` when it is empty.
+fn recent_mean_and_reps(window: &[Vec<f64>], d: usize) -> Option<(Vec<f64>, Vec<Vec<f64>>)> {
+    let recent = &window[window.len() / 2..];
+    if recent.is_empty() {
+        return None;
+    }
+    let mut mean = vec![0.0; d];
+    for t in recent {
+        for i in 0..d {
+            mean[i] += t[i] / recent.len() as f64;
+        }
+    }
+    let reps = (0..N_REP)
+        .map(|j| recent[(j * recent.len()) / N_REP].clone())
+        .collect();
+    Some((mean, reps))
+}
+
+impl EcsWarmup {
     /// End of a warm-up window: recentre, new metric, new m, restart dual averaging.
-    fn end_window(&mut self, rng: &mut ChainRng) -> u64 {
-        let d = self.model.dim();
-        let model = &*self.model;
-        let half = self.window.len() / 2;
-        let recent = &self.window[half..];
-        if recent.is_empty() {
+    fn end_window(
+        &mut self,
+        kernel: &mut HmcEcs,
+        model: &dyn DataModel,
+        state: &mut HmcEcsState,
+        rng: &mut ChainRng,
+    ) -> u64 {
+        let d = model.dim();
+        let Some((mean, reps)) = recent_mean_and_reps(&self.window, d) else {
             return 0;
-        }
+        };
         let mut evals = 0u64;
-        let mut mean = vec![0.0; d];
-        for t in recent {
-            for i in 0..d {
-                mean[i] += t[i] / recent.len() as f64;
-            }
-        }
         if self.cfg.recentre {
             if let Ok(cv) = ControlVariates::new(model, &mean, self.cfg.order) {
                 evals += cv.full_pass_cost();
@@ -771,183 +779,112 @@ impl EcsChain {
                     h.iter().map(|x| -x).collect::<Vec<f64>>()
                 };
                 if Cholesky::new(&d_prec, d).is_ok() {
-                    self.kernel.metric = metric_from_precision(&d_prec, d);
+                    kernel.metric = metric_from_precision(&d_prec, d);
                 }
-                self.kernel.cv = cv;
+                kernel.cv = cv;
             }
         }
-        // representative θ: evenly spaced recent draws
-        let reps: Vec<Vec<f64>> = (0..N_REP)
-            .map(|j| recent[(j * recent.len()) / N_REP].clone())
-            .collect();
         if self.cfg.m.is_none() {
-            let (m, ev) = Self::choose_m(model, &self.kernel.cv, &reps, &self.cfg, rng);
+            let (m, ev) = choose_m(model, &kernel.cv, &reps, &self.cfg, rng);
             evals += ev;
-            if let EcsEstimator::Perturbed(e) = &self.kernel.estimator {
+            if let EcsEstimator::Perturbed(e) = &kernel.estimator {
                 if e.m() != m {
                     if let Ok(ne) = DiffEstimator::new(model.n(), m, self.cfg.blocks.min(m)) {
-                        self.kernel.estimator = EcsEstimator::Perturbed(ne);
+                        kernel.estimator = EcsEstimator::Perturbed(ne);
                     }
                 }
             }
         }
-        evals += self.kernel.refresh(rng, model, &mut self.state);
+        evals += kernel.refresh(rng, model, state);
         if self.da.is_some() {
-            self.da = Some(DualAveraging::new(
-                self.cfg.target_accept,
-                self.kernel.step_size,
-            ));
+            self.da = Some(DualAveraging::new(self.cfg.target_accept, kernel.step_size));
         }
         self.window.clear();
         evals
     }
 
-    fn finish_warmup(&mut self, rng: &mut ChainRng) -> u64 {
+    fn finish_warmup(
+        &mut self,
+        kernel: &mut HmcEcs,
+        model: &dyn DataModel,
+        state: &mut HmcEcsState,
+        rng: &mut ChainRng,
+    ) -> u64 {
         let mut evals = 0;
         if let Some(da) = &self.da {
             let eps = da.final_step_size().clamp(1e-10, 1e3);
-            self.kernel.step_size = eps;
+            kernel.step_size = eps;
             if self.cfg.n_leapfrog.is_none() {
-                self.kernel.n_leapfrog = Self::auto_l(self.cfg.traj_len, eps);
+                kernel.n_leapfrog = auto_l(self.cfg.traj_len, eps);
             }
         }
         self.da = None;
         if self.cfg.signed {
-            let d = self.model.dim();
-            let half = self.window.len() / 2;
-            let recent: Vec<Vec<f64>> = self.window[half..].to_vec();
-            let mut mean = vec![0.0; d];
-            for t in &recent {
-                for i in 0..d {
-                    mean[i] += t[i] / recent.len().max(1) as f64;
-                }
-            }
-            if recent.is_empty() {
-                mean.copy_from_slice(self.state_position());
-            }
-            let reps: Vec<Vec<f64>> = if recent.is_empty() {
-                vec![mean.clone()]
-            } else {
-                (0..N_REP)
-                    .map(|j| recent[(j * recent.len()) / N_REP].clone())
-                    .collect()
-            };
-            match self.switch_to_signed(rng, &mean, &reps) {
-                Ok(ev) => evals += ev,
-                Err(_) => {
-                    // keep the perturbed kernel; cannot happen with validated settings
-                }
+            let (mean, reps) = recent_mean_and_reps(&self.window, model.dim())
+                .unwrap_or_else(|| (state.position().to_vec(), vec![state.position().to_vec()]));
+            // an error keeps the perturbed kernel; cannot happen with validated settings
+            if let Ok(ev) = switch_to_signed(&self.cfg, kernel, model, state, rng, &mean, &reps) {
+                evals += ev;
             }
         }
         self.window.clear();
         evals
     }
-
-    fn state_position(&self) -> &[f64] {
-        use super::HasPosition;
-        self.state.position()
-    }
-
-    /// The kernel (frozen after warm-up).
-    pub fn kernel(&self) -> &HmcEcs {
-        &self.kernel
-    }
-
-    /// The resolved values of the automatic settings (final after warm-up), for `run.json`:
-    /// `eps`, `L`, `order`, and `m`, `G` (perturbed) or `m`, `lambda`, `a`, `kappa` (signed).
-    pub fn resolved(&self) -> Vec<(&'static str, f64)> {
-        let k = &self.kernel;
-        let mut v = vec![
-            ("eps", k.step_size),
-            ("L", k.n_leapfrog as f64),
-            ("order", k.cv.order() as f64),
-        ];
-        match &k.estimator {
-            EcsEstimator::Perturbed(e) => {
-                v.push(("m", e.m() as f64));
-                v.push(("G", e.blocks() as f64));
-            }
-            EcsEstimator::Signed { est, kappa } => {
-                v.push(("m", est.m() as f64));
-                v.push(("lambda", est.lambda() as f64));
-                v.push(("a", est.a()));
-                v.push(("kappa", *kappa as f64));
-            }
-        }
-        v
-    }
 }
 
-impl Chain for EcsChain {
-    fn dim(&self) -> usize {
-        self.model.dim()
+impl Warmup<HmcEcs, Arc<dyn DataModel>> for EcsWarmup {
+    fn adapt(
+        &mut self,
+        t: usize,
+        kernel: &mut HmcEcs,
+        model: &Arc<dyn DataModel>,
+        state: &mut HmcEcsState,
+        info: &mut StepInfo,
+        rng: &mut ChainRng,
+    ) -> Cost {
+        let mut extra = 0u64;
+        if let Some(da) = &mut self.da {
+            let eps = da.update(info.accept_prob).clamp(1e-10, 1e3);
+            kernel.step_size = eps;
+            if self.cfg.n_leapfrog.is_none() {
+                kernel.n_leapfrog = auto_l(self.cfg.traj_len, eps);
+            }
+        }
+        self.window.push(state.position().to_vec());
+        let iter = t + 1;
+        let w = self.cfg.windows.min(self.warmup).max(1);
+        let k = (iter * w) / self.warmup;
+        let boundary = (k * self.warmup) / w == iter;
+        if iter == self.warmup {
+            extra += self.finish_warmup(kernel, &**model, state, rng);
+        } else if boundary {
+            extra += self.end_window(kernel, &**model, state, rng);
+        }
+        Cost {
+            lik_evals: extra,
+            grad_evals: extra,
+        }
     }
-    fn param_names(&self) -> Vec<String> {
-        self.names.clone()
-    }
-    fn extra_names(&self) -> Vec<&'static str> {
-        let mut v = if self.cfg.signed {
+    /// The configured kind decides: a signed chain's kernel switches to the block-Poisson
+    /// estimator only at the end of warm-up.
+    fn describe(&self) -> Option<Description> {
+        let cfg = &self.cfg;
+        let mut v = if cfg.signed {
             vec!["n_batches", "u_accept", "data_fraction"]
         } else {
             vec!["sigma2", "u_accept", "data_fraction"]
         };
-        if self.cfg.nuts_depth.is_some() {
+        if cfg.nuts_depth.is_some() {
             v.push("tree_depth");
-        } else if !self.cfg.signed && !self.cfg.full_energy {
+        } else if !cfg.signed && !cfg.full_energy {
             // Which of the G blocks of u the u-step refreshed (−1: refresh rejected).
             v.push("refreshed_block");
         }
-        v
-    }
-    fn signed(&self) -> bool {
-        self.cfg.signed
-    }
-    fn exact(&self) -> bool {
-        self.cfg.signed || self.cfg.full_energy
-    }
-    fn step(&mut self, rng: &mut ChainRng) -> StepInfo {
-        let mut info = self.kernel.step(rng, &*self.model, &mut self.state);
-        if self.iter < self.warmup {
-            let mut extra = 0u64;
-            if let Some(da) = &mut self.da {
-                let eps = da.update(info.accept_prob).clamp(1e-10, 1e3);
-                self.kernel.step_size = eps;
-                if self.cfg.n_leapfrog.is_none() {
-                    self.kernel.n_leapfrog = Self::auto_l(self.cfg.traj_len, eps);
-                }
-            }
-            let pos = self.state_position().to_vec();
-            self.window.push(pos);
-            self.iter += 1;
-            let w = self.cfg.windows.min(self.warmup).max(1);
-            let k = (self.iter * w) / self.warmup;
-            let boundary = (k * self.warmup) / w == self.iter;
-            if self.iter == self.warmup {
-                extra += self.finish_warmup(rng);
-            } else if boundary {
-                extra += self.end_window(rng);
-            }
-            info.lik_evals += extra;
-            info.grad_evals += extra;
-        } else {
-            self.iter += 1;
-        }
-        info
-    }
-    fn position(&self) -> &[f64] {
-        self.state_position()
-    }
-    fn iteration(&self) -> usize {
-        self.iter
-    }
-    fn warmup(&self) -> usize {
-        self.warmup
-    }
-    fn setup_cost(&self) -> Cost {
-        self.setup
-    }
-    fn resolved(&self) -> Vec<(&'static str, f64)> {
-        EcsChain::resolved(self)
+        Some(Description {
+            extra_names: v,
+            signed: cfg.signed,
+            exact: cfg.signed || cfg.full_energy,
+        })
     }
 }
 

@@ -7,17 +7,17 @@
 //! no feature list is given) as the coordinates of one observation; it ignores intercept and
 //! standardisation. Settings a model reads are marked used; the caller checks the rest.
 
-use super::gaussian::{self, Correlation, GaussianMean};
-use super::glm::{GaussianNoise, Glm, Logistic, Poisson, StudentT};
-use super::gmm::{self, Gmm};
-use super::linear::{self, LinearUnknownNoise};
-use super::prior::{Prior, DEFAULT_PRIOR_SCALE};
-use super::reparam::ReparamMode;
-use super::series::{SeriesModel, SsmKind};
 use crate::data::{Design, DesignSpec, Table};
 use crate::error::Error;
+use crate::model::gaussian::{self, Correlation, GaussianMean};
+use crate::model::glm::{GaussianNoise, Glm, Logistic, Poisson, StudentT};
+use crate::model::gmm::{self, Gmm};
+use crate::model::linear::{self, LinearUnknownNoise};
+use crate::model::prior::{Prior, DEFAULT_PRIOR_SCALE};
+use crate::model::reparam::ReparamMode;
+use crate::model::series::{SeriesModel, SsmKind};
 use crate::model::DataModel;
-use crate::registry::{ModelInfo, ParamKind, ParamSpec};
+use crate::schema::{ModelInfo, ParamKind, ParamSpec};
 use crate::settings::Settings;
 use alloc::string::String;
 use alloc::sync::Arc;
@@ -215,7 +215,7 @@ pub static MODELS: &[ModelInfo] = &[
                 key: "rank",
                 description: "Latent dimension k of the user and item factors",
                 kind: ParamKind::Int {
-                    default: super::pmf::DEFAULT_RANK,
+                    default: crate::model::pmf::DEFAULT_RANK,
                     min: 1,
                     max: 1000,
                 },
@@ -224,7 +224,7 @@ pub static MODELS: &[ModelInfo] = &[
                 key: "precision",
                 description: "Observation precision β of the ratings (> 0)",
                 kind: ParamKind::Real {
-                    default: super::pmf::DEFAULT_PRECISION,
+                    default: crate::model::pmf::DEFAULT_PRECISION,
                     min: 0.0,
                     max: f64::INFINITY,
                 },
@@ -233,7 +233,7 @@ pub static MODELS: &[ModelInfo] = &[
                 key: "prior_precision",
                 description: "Prior precision λ of every factor entry (> 0)",
                 kind: ParamKind::Real {
-                    default: super::pmf::DEFAULT_PRIOR_PRECISION,
+                    default: crate::model::pmf::DEFAULT_PRIOR_PRECISION,
                     min: 0.0,
                     max: f64::INFINITY,
                 },
@@ -317,17 +317,6 @@ const SERIES_PRIOR_PARAMS: &[ParamSpec] = &[
         },
     },
 ];
-
-/// Models that are named in the design but not built yet (none left).
-pub const NOT_YET_AVAILABLE: &[&str] = &[];
-
-/// The error for a model that is planned but not available yet.
-pub fn not_yet_available(name: &str) -> Error {
-    Error::setting(
-        "model",
-        alloc::format!("model `{name}` is not yet available"),
-    )
-}
 
 fn positive(settings: &Settings, key: &str, default: f64) -> Result<f64, Error> {
     let v = settings.f64_or(key, default)?;
@@ -502,13 +491,13 @@ pub fn pmf_from_table(
     table: &Table,
     design: &DesignSpec,
     settings: &Settings,
-) -> Result<super::Pmf, Error> {
-    let rank = settings.usize_in("rank", super::pmf::DEFAULT_RANK, 1, 1000)?;
-    let precision = positive(settings, "precision", super::pmf::DEFAULT_PRECISION)?;
+) -> Result<crate::model::Pmf, Error> {
+    let rank = settings.usize_in("rank", crate::model::pmf::DEFAULT_RANK, 1, 1000)?;
+    let precision = positive(settings, "precision", crate::model::pmf::DEFAULT_PRECISION)?;
     let prior = positive(
         settings,
         "prior_precision",
-        super::pmf::DEFAULT_PRIOR_PRECISION,
+        crate::model::pmf::DEFAULT_PRIOR_PRECISION,
     )?;
     let center = settings.bool_or("center", true)?;
     let rating_col =
@@ -528,7 +517,7 @@ pub fn pmf_from_table(
         }
     }
     check_finite(table, &cols)?;
-    super::Pmf::from_columns(
+    crate::model::Pmf::from_columns(
         table.column(&cols[0])?,
         table.column(&cols[1])?,
         table.column(&cols[2])?,
@@ -549,8 +538,7 @@ fn reparametrise<F: crate::model::GlmFamily>(glm: Glm<F>, mode: ReparamMode) -> 
 
 /// Build model `name` from `table`; model options come from `settings` (keys read are marked
 /// used). Time-series models (`lgssm`, `sv`, `garch`) read one column (see
-/// [`SeriesModel::from_table`]). Planned models give a "not yet available" error; other
-/// unknown names give [`Error::Unknown`].
+/// [`SeriesModel::from_table`]). Unknown names give [`Error::Unknown`].
 pub fn build(
     name: &str,
     table: &Table,
@@ -640,7 +628,6 @@ pub fn build(
                 &design.response,
             )?))
         }
-        other if NOT_YET_AVAILABLE.contains(&other) => Err(not_yet_available(other)),
         other => Err(Error::Unknown {
             what: "model",
             name: other.into(),

@@ -2,13 +2,13 @@
 //! (`rwmh`, `mala`, `hmc`, `nuts`), each wrapped in an [`AdaptiveChain`] over the full-data
 //! posterior.
 
-use crate::adapt::{AdaptConfig, AdaptiveChain, MetricAdaptation};
 use crate::chain::Chain;
 use crate::error::Error;
 use crate::kernel::{Adaptable, Hmc, Mala, Metric, Nuts, Rwmh};
 use crate::model::{DataModel, FullData};
-use crate::registry::{ChainConfig, ParamKind, ParamSpec, SamplerInfo};
-use crate::rng::{uniform, ChainRng};
+use crate::rng::ChainRng;
+use crate::sampler::{AdaptConfig, AdaptiveChain, MetricAdaptation};
+use crate::schema::{ChainConfig, ParamKind, ParamSpec, SamplerInfo};
 use crate::settings::Settings;
 use alloc::boxed::Box;
 use alloc::sync::Arc;
@@ -139,24 +139,24 @@ pub static SAMPLERS: &[SamplerInfo] = &[
             MAX_DEPTH,
         ],
     },
-    crate::kernel::hmcecs_chain::HMC_ECS_INFO,
-    crate::kernel::hmcecs_chain::HMC_ECS_SIGNED_INFO,
-    crate::kernel::smh::SMH_1_INFO,
-    crate::kernel::smh::SMH_2_INFO,
-    crate::kernel::minibatch_mh::MH_MINIBATCH_INFO,
-    crate::kernel::minibatch_mh::baselines::AUSTERE_MH_INFO,
-    crate::kernel::minibatch_mh::baselines::MH_SUBLHD_INFO,
-    crate::kernel::sgmcmc::SGLD_INFO,
-    crate::kernel::sgmcmc::SGLD_CV_INFO,
-    crate::kernel::sgmcmc::SGHMC_INFO,
-    crate::kernel::sgmcmc::SGNHT_INFO,
-    crate::kernel::sgmcmc::SGLD_PS_INFO,
-    crate::kernel::sgmcmc::SGLD_CV_PS_INFO,
-    crate::kernel::sgmcmc::ASGLD_CV_PS_INFO,
-    crate::kernel::sgmcmc::DPP_SGLD_INFO,
-    crate::kernel::qnhmc::QNHMC_INFO,
-    crate::kernel::pfsgld::PF_SGLD_INFO,
-    crate::kernel::pmmh::PMMH_INFO,
+    crate::sampler::hmcecs::HMC_ECS_INFO,
+    crate::sampler::hmcecs::HMC_ECS_SIGNED_INFO,
+    crate::sampler::smh::SMH_1_INFO,
+    crate::sampler::smh::SMH_2_INFO,
+    crate::sampler::minibatch_mh::MH_MINIBATCH_INFO,
+    crate::sampler::minibatch_mh::baselines::AUSTERE_MH_INFO,
+    crate::sampler::minibatch_mh::baselines::MH_SUBLHD_INFO,
+    crate::sampler::sgmcmc::SGLD_INFO,
+    crate::sampler::sgmcmc::SGLD_CV_INFO,
+    crate::sampler::sgmcmc::SGHMC_INFO,
+    crate::sampler::sgmcmc::SGNHT_INFO,
+    crate::sampler::sgmcmc::SGLD_PS_INFO,
+    crate::sampler::sgmcmc::SGLD_CV_PS_INFO,
+    crate::sampler::sgmcmc::ASGLD_CV_PS_INFO,
+    crate::sampler::sgmcmc::DPP_SGLD_INFO,
+    crate::sampler::qnhmc::QNHMC_INFO,
+    crate::sampler::pfsgld::PF_SGLD_INFO,
+    crate::sampler::pmmh::PMMH_INFO,
 ];
 
 /// Exact samplers that run on a time-series model with an exact likelihood (`lgssm`, Kalman).
@@ -182,14 +182,14 @@ fn route_series(
 ) -> Option<Result<Box<dyn Chain>, Error>> {
     match config.sampler {
         "pf-sgld" => {
-            return Some(crate::kernel::pfsgld::build_chain(
+            return Some(crate::sampler::pfsgld::build_chain(
                 config,
                 model.as_ref(),
                 rng,
             ))
         }
         "pmmh" => {
-            return Some(crate::kernel::pmmh::build_chain(
+            return Some(crate::sampler::pmmh::build_chain(
                 config,
                 model.as_ref(),
                 rng,
@@ -198,33 +198,56 @@ fn route_series(
         _ => {}
     }
     let series = model.as_series()?;
-    let name = series.ssm().name();
-    if SERIES_EXACT.contains(&config.sampler) {
-        if series.has_exact_likelihood() {
-            return None;
-        }
-        return Some(Err(Error::setting(
-            "sampler",
-            alloc::format!(
-                "`{}` needs an exact likelihood, which model `{name}` does not have: use pmmh \
-                 (exact, particle likelihood) or pf-sgld",
-                config.sampler
-            ),
-        )));
+    match check_compatible(config.sampler, series.ssm().name()) {
+        Ok(()) => None,
+        Err(e) => Some(Err(e)),
     }
-    Some(Err(Error::setting(
-        "sampler",
+}
+
+/// Whether sampler `sampler` runs on model `model`: time-series models take the samplers
+/// [`series_models`] routes to them; other models the samplers that list them (or list none).
+pub fn compatible(sampler: &str, model: &str) -> bool {
+    if crate::model::series::SERIES_MODELS.contains(&model) {
+        return series_models(sampler).contains(&model);
+    }
+    super::sampler(sampler).is_ok_and(|i| i.models.is_empty() || i.models.contains(&model))
+}
+
+/// [`compatible`], as an error that says what to use instead.
+pub fn check_compatible(sampler: &str, model: &str) -> Result<(), Error> {
+    if compatible(sampler, model) {
+        return Ok(());
+    }
+    let exact_series = series_models("nuts").contains(&model);
+    let msg = if crate::model::series::SERIES_MODELS.contains(&model) {
+        if SERIES_EXACT.contains(&sampler) {
+            alloc::format!(
+                "`{sampler}` needs an exact likelihood, which model `{model}` does not have: \
+                 use pmmh (exact, particle likelihood) or pf-sgld"
+            )
+        } else {
+            alloc::format!(
+                "`{sampler}` subsamples i.i.d. data and does not apply to the time-series model \
+                 `{model}`: use pf-sgld or pmmh{}",
+                if exact_series {
+                    " (or the exact rwmh, mala, hmc, nuts with the Kalman likelihood)"
+                } else {
+                    ""
+                }
+            )
+        }
+    } else {
+        let supported: Vec<&str> = super::models()
+            .iter()
+            .map(|m| m.name)
+            .filter(|m| compatible(sampler, m))
+            .collect();
         alloc::format!(
-            "`{}` subsamples i.i.d. data and does not apply to the time-series model `{name}`: \
-             use pf-sgld or pmmh{}",
-            config.sampler,
-            if series.has_exact_likelihood() {
-                " (or the exact rwmh, mala, hmc, nuts with the Kalman likelihood)"
-            } else {
-                ""
-            }
-        ),
-    )))
+            "sampler `{sampler}` does not support model `{model}` (it supports: {})",
+            supported.join(", ")
+        )
+    };
+    Err(Error::setting("sampler", msg))
 }
 
 /// The settings every exact sampler shares.
@@ -236,23 +259,16 @@ struct Common {
     init_radius: f64,
 }
 
-fn real_default(spec: &ParamSpec) -> f64 {
-    match spec.kind {
-        ParamKind::Real { default, .. } => default,
-        _ => f64::NAN,
-    }
-}
-
-fn common(s: &Settings, default_accept: f64) -> Result<Common, Error> {
-    let step_size = s.positive_or_auto("step_size")?;
-    let target_accept = s.f64_in("target_accept", default_accept, 0.01, 0.99)?;
-    let metric = match s.choice("metric", "diag", &["diag", "dense", "identity"])? {
+fn common(s: &Settings, info: &SamplerInfo) -> Result<Common, Error> {
+    let step_size = STEP_SIZE.positive_or_auto(s)?;
+    let target_accept = info.param("target_accept")?.real(s)?;
+    let metric = match METRIC.choice(s)? {
         "dense" => MetricAdaptation::Dense,
         "identity" => MetricAdaptation::Identity,
         _ => MetricAdaptation::Diag,
     };
-    let init = s.choice("init", "random", &["random", "zero", "model"])?;
-    let init_radius = s.f64_in("init_radius", real_default(&INIT_RADIUS), 0.0, 1e6)?;
+    let init = INIT.choice(s)?;
+    let init_radius = INIT_RADIUS.real(s)?;
     Ok(Common {
         step_size,
         target_accept,
@@ -276,7 +292,7 @@ fn make_chain<K>(
 where
     K: Adaptable<Target> + Clone + Send + 'static,
 {
-    let d = model.dim();
+    let _d = model.dim();
     let names = model.param_names();
     let config = AdaptConfig {
         warmup,
@@ -284,31 +300,11 @@ where
         adapt_step_size: c.step_size.is_nan(),
         metric: c.metric,
     };
-    let attempts = if c.init == "random" { 100 } else { 1 };
-    let mut last = Error::NonFiniteStart;
-    for _ in 0..attempts {
-        let position: Vec<f64> = match c.init {
-            "zero" => alloc::vec![0.0; d],
-            "model" => model.initial_point(),
-            _ => (0..d)
-                .map(|_| c.init_radius * (2.0 * uniform(rng) - 1.0))
-                .collect(),
-        };
+    let chain = crate::sampler::at_start(c.init, c.init_radius, model.as_ref(), rng, |p, rng| {
         let target = FullData::new(model.clone());
-        match AdaptiveChain::new(
-            kernel.clone(),
-            target,
-            &position,
-            names.clone(),
-            config,
-            rng,
-        ) {
-            Ok(chain) => return Ok(Box::new(chain)),
-            Err(Error::NonFiniteStart) => last = Error::NonFiniteStart,
-            Err(e) => return Err(e),
-        }
-    }
-    Err(last)
+        AdaptiveChain::new(kernel.clone(), target, p, names.clone(), config, rng)
+    })?;
+    Ok(Box::new(chain))
 }
 
 /// Build a chain for sampler `config.sampler` on the full-data posterior of `model`.
@@ -328,27 +324,25 @@ pub fn build(
     }
     if let "hmc-ecs" | "hmc-ecs-signed" = config.sampler {
         let signed = config.sampler == "hmc-ecs-signed";
-        return crate::kernel::hmcecs_chain::build_chain(config, model, rng, signed);
+        return crate::sampler::hmcecs::build_chain(config, model, rng, signed);
     }
     if let "smh-1" | "smh-2" = config.sampler {
-        return crate::kernel::smh::build_chain(config, model);
+        return crate::sampler::smh::build_chain(config, model);
     }
     if config.sampler == "mh-minibatch" {
-        return crate::kernel::minibatch_mh::build_chain(config, model, rng);
+        return crate::sampler::minibatch_mh::build_chain(config, model, rng);
     }
     if let "austere-mh" | "mh-sublhd" = config.sampler {
-        return crate::kernel::minibatch_mh::baselines::build_chain(config, model, rng);
+        return crate::sampler::minibatch_mh::baselines::build_chain(config, model, rng);
     }
     if config.sampler == "qnhmc" {
-        return crate::kernel::qnhmc::build_chain(config, model, rng);
+        return crate::sampler::qnhmc::build_chain(config, model, rng);
     }
-    if crate::kernel::sgmcmc::is_sg_sampler(config.sampler) {
-        return crate::kernel::sgmcmc::build_chain(config, model, rng);
+    if crate::sampler::sgmcmc::is_sg_sampler(config.sampler) {
+        return crate::sampler::sgmcmc::build_chain(config, model, rng);
     }
-    let accept = match config.sampler {
-        "rwmh" => 0.234,
-        "mala" => 0.574,
-        "hmc" | "nuts" => 0.8,
+    let info = match config.sampler {
+        "rwmh" | "mala" | "hmc" | "nuts" => super::sampler(config.sampler)?,
         other => {
             return Err(Error::Unknown {
                 what: "sampler",
@@ -356,7 +350,7 @@ pub fn build(
             })
         }
     };
-    let c = common(s, accept)?;
+    let c = common(s, info)?;
     // Auto step size starts the heuristic from 1, as Stan does.
     let eps = if c.step_size.is_nan() {
         1.0
@@ -375,13 +369,13 @@ pub fn build(
             make_chain(Mala::new(eps, metric)?, model, &c, w, rng)
         }
         "hmc" => {
-            let l = s.usize_in("L", 20, 1, 100_000)?;
-            let jitter = s.f64_in("jitter", 0.2, 0.0, 0.99)?;
+            let l = L_STEPS.int(s)?;
+            let jitter = JITTER.real(s)?;
             s.check_all_used()?;
             make_chain(Hmc::new(eps, metric, l, jitter)?, model, &c, w, rng)
         }
         _ => {
-            let depth = s.usize_in("max_depth", 10, 1, 30)?;
+            let depth = MAX_DEPTH.int(s)?;
             s.check_all_used()?;
             make_chain(Nuts::new(eps, metric, depth)?, model, &c, w, rng)
         }

@@ -7,96 +7,23 @@ use crate::error::Error;
 use crate::model::DataModel;
 use crate::rng::ChainRng;
 use crate::settings::Settings;
+
+pub mod models;
+pub mod samplers;
+
+pub use crate::schema::{ChainConfig, ModelInfo, ParamKind, ParamSpec, SamplerInfo};
 use alloc::boxed::Box;
 use alloc::sync::Arc;
-
-/// One tunable parameter of a sampler or model.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct ParamSpec {
-    /// Key used in `--set key=value` and in the browser config.
-    pub key: &'static str,
-    /// One line for a form label or `--help`.
-    pub description: &'static str,
-    /// What values it takes.
-    pub kind: ParamKind,
-}
-
-/// The type and range of a parameter.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum ParamKind {
-    /// A real number in `[min, max]`; `default` NaN means "chosen automatically".
-    Real {
-        /// Default value (NaN: automatic).
-        default: f64,
-        /// Smallest allowed value.
-        min: f64,
-        /// Largest allowed value.
-        max: f64,
-    },
-    /// A whole number in `[min, max]`; `default` 0 with `auto` means "chosen automatically".
-    Int {
-        /// Default value.
-        default: usize,
-        /// Smallest allowed value.
-        min: usize,
-        /// Largest allowed value.
-        max: usize,
-    },
-    /// One word of a fixed list; the first is the default.
-    Choice(&'static [&'static str]),
-    /// true/false.
-    Bool(bool),
-}
-
-/// A sampler as the user sees it.
-#[derive(Debug, Clone, Copy)]
-pub struct SamplerInfo {
-    /// Name used on the command line and in the browser.
-    pub name: &'static str,
-    /// One-line description.
-    pub description: &'static str,
-    /// Whether it targets the posterior exactly.
-    pub exact: bool,
-    /// Whether its draws carry signs.
-    pub signed: bool,
-    /// Models it supports (empty: every data model).
-    pub models: &'static [&'static str],
-    /// Its parameters.
-    pub params: &'static [ParamSpec],
-}
-
-/// A model as the user sees it.
-#[derive(Debug, Clone, Copy)]
-pub struct ModelInfo {
-    /// Name (`logistic`, ...).
-    pub name: &'static str,
-    /// One-line description.
-    pub description: &'static str,
-    /// Whether it is a regression (reads a response and feature columns).
-    pub regression: bool,
-    /// Its parameters (priors, noise, ...).
-    pub params: &'static [ParamSpec],
-}
-
-/// Everything a chain needs besides the model.
-#[derive(Debug, Clone)]
-pub struct ChainConfig<'a> {
-    /// Sampler name.
-    pub sampler: &'a str,
-    /// Warm-up iterations.
-    pub warmup: usize,
-    /// Sampler settings (model settings are consumed by [`build_model`]).
-    pub settings: &'a Settings,
-}
+pub use samplers::{check_compatible, compatible, series_models};
 
 /// Every sampler available, in display order.
 pub fn samplers() -> &'static [SamplerInfo] {
-    crate::kernel::registry::SAMPLERS
+    samplers::SAMPLERS
 }
 
 /// Every model available, in display order.
 pub fn models() -> &'static [ModelInfo] {
-    crate::model::registry::MODELS
+    models::MODELS
 }
 
 /// Look a sampler up by name.
@@ -118,7 +45,7 @@ pub fn build_model(
     design: &crate::data::DesignSpec,
     settings: &Settings,
 ) -> Result<Arc<dyn DataModel>, Error> {
-    crate::model::registry::build(name, table, design, settings)
+    models::build(name, table, design, settings)
 }
 
 /// Build a chain for `model`. The starting point is drawn from `rng` (the chain's own stream),
@@ -131,7 +58,7 @@ pub fn build_chain(
     model: Arc<dyn DataModel>,
     rng: &mut ChainRng,
 ) -> Result<Box<dyn Chain>, Error> {
-    let chain = crate::kernel::registry::build(config, model.clone(), rng)?;
+    let chain = samplers::build(config, model.clone(), rng)?;
     Ok(match model.user_map() {
         Some(_) => Box::new(Mapped::new(chain, model, MapKind::User)),
         None => chain,
@@ -153,6 +80,49 @@ pub fn build_reported_chain(
     } else {
         chain
     })
+}
+
+/// What one chain of [`run_chains`] cost.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ChainCost {
+    /// Setup (initialisation, step-size heuristic, mode finding, ...).
+    pub setup: crate::chain::Cost,
+    /// Warm-up iterations.
+    pub warmup: crate::chain::Cost,
+    /// Kept iterations.
+    pub sampling: crate::chain::Cost,
+}
+
+/// Build and run `n_chains` chains one after another (no threads): chain c is built and stepped
+/// on its own stream [`chain_rng`](crate::rng::chain_rng)`(seed, c)`, so its draws do not depend
+/// on how many other chains run or in which order — the CLI's threads and the browser's workers
+/// produce the same draws. The sink receives (chain, phase, index within phase, θ, step info).
+pub fn run_chains<F>(
+    config: &ChainConfig<'_>,
+    model: Arc<dyn DataModel>,
+    seed: u64,
+    n_chains: usize,
+    draws: usize,
+    mut sink: F,
+) -> Result<alloc::vec::Vec<ChainCost>, Error>
+where
+    F: FnMut(usize, crate::chain::Phase, usize, &[f64], &crate::kernel::StepInfo),
+{
+    let mut out = alloc::vec::Vec::with_capacity(n_chains);
+    for c in 0..n_chains {
+        let mut rng = crate::rng::chain_rng(seed, c as u64);
+        let mut chain = build_chain(config, model.clone(), &mut rng)?;
+        let (sampling, warmup) =
+            crate::chain::run_chain(chain.as_mut(), &mut rng, draws, |p, k, th, info| {
+                sink(c, p, k, th, info)
+            });
+        out.push(ChainCost {
+            setup: chain.setup_cost(),
+            warmup,
+            sampling,
+        });
+    }
+    Ok(out)
 }
 
 /// How [`Mapped`] maps the inner chain's position.
@@ -234,7 +204,7 @@ impl Chain for Mapped {
     fn setup_cost(&self) -> crate::chain::Cost {
         self.inner.setup_cost()
     }
-    fn window_trace(&self) -> Option<crate::kernel::pfsgld::WindowTrace> {
+    fn window_trace(&self) -> Option<crate::ssm::buffered::WindowTrace> {
         self.inner.window_trace()
     }
     fn resolved(&self) -> alloc::vec::Vec<(&'static str, f64)> {

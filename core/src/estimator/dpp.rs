@@ -30,6 +30,9 @@ use crate::rng::{uniform, Rng};
 use alloc::vec;
 use alloc::vec::Vec;
 
+/// Largest k·n of a `dpp-sgld` chain: each k-DPP draw keeps about 2k work vectors of length n
+/// (5·10⁷ → 800 MB), and costs O(n k (k + d)) flops.
+pub const DPP_MAX_KN: usize = 50_000_000;
 /// A k-DPP over the ground set `0..n` with an L-ensemble kernel given by its spectrum:
 /// explicit top eigenpairs plus (optionally) an eigenvalue ν of multiplicity n − r whose
 /// eigenspace is the orthogonal complement of the top eigenvectors.
@@ -108,7 +111,7 @@ impl KDpp {
     /// A k-DPP from a full eigendecomposition of L: `values` (length n) and `vectors` (row-major
     /// n × n, eigenvectors in columns, as [`crate::linalg::SymmetricEigen`]). Eigenvalues
     /// below 1e−12·max are treated as 0. Errors: wrong sizes, k = 0, k > rank(L), or
-    /// k·n > [`super::DPP_MAX_KN`] (every constructor checks this work-space bound).
+    /// k·n > [`DPP_MAX_KN`] (every constructor checks this work-space bound).
     pub fn from_eigen(values: &[f64], vectors: &[f64], k: usize) -> Result<Self, Error> {
         let n = values.len();
         if vectors.len() != n * n {
@@ -190,12 +193,12 @@ impl KDpp {
                 alloc::format!("a k-DPP over {n} items needs 1 ≤ k ≤ {n}, got {k}"),
             ));
         }
-        if k.saturating_mul(n) > super::DPP_MAX_KN {
+        if k.saturating_mul(n) > DPP_MAX_KN {
             return Err(Error::setting(
                 "batch_size",
                 alloc::format!(
                     "a k-DPP draw keeps about 2·k·n floats; k·n = {k}·{n} exceeds {}",
-                    super::DPP_MAX_KN
+                    DPP_MAX_KN
                 ),
             ));
         }

@@ -11,8 +11,11 @@
 //! ## References
 //! Stan Reference Manual, "HMC algorithm parameters"; Hoffman & Gelman (2014), JMLR 15.
 
-use super::{find_reasonable_step_size, DualAveraging, WelfordCov, WelfordVar, WindowSchedule};
-use crate::chain::{Chain, Cost};
+use super::driver::{Driver, Warmup};
+use crate::adapt::{
+    find_reasonable_step_size, DualAveraging, WelfordCov, WelfordVar, WindowSchedule,
+};
+use crate::chain::Cost;
 use crate::error::Error;
 use crate::kernel::{Adaptable, HasPosition, Metric, StepInfo};
 use crate::model::LogDensity;
@@ -89,27 +92,87 @@ impl Estimator {
     }
 }
 
-/// Any [`Adaptable`] kernel with its target and state, adapting during the first `warmup`
-/// iterations. Implements [`Chain`].
-pub struct AdaptiveChain<K, T>
+/// Stan's warm-up ([module docs](self)): dual averaging of the step size, windowed metric
+/// estimates, the step-size heuristic after each window, the averaged step size at the end.
+pub struct StanWarmup {
+    config: AdaptConfig,
+    dual: Option<DualAveraging>,
+    windows: WindowSchedule,
+    estimator: Option<Estimator>,
+}
+
+impl StanWarmup {
+    /// The adaptation settings.
+    pub fn config(&self) -> &AdaptConfig {
+        &self.config
+    }
+}
+
+impl<K, T> Warmup<K, T> for StanWarmup
 where
     K: Adaptable<T>,
     T: LogDensity,
 {
-    kernel: K,
-    target: T,
-    state: K::State,
-    names: Vec<String>,
-    config: AdaptConfig,
-    iteration: usize,
-    dual: Option<DualAveraging>,
-    windows: WindowSchedule,
-    estimator: Option<Estimator>,
-    setup: Cost,
-    pending: Cost,
+    fn adapt(
+        &mut self,
+        _t: usize,
+        kernel: &mut K,
+        target: &T,
+        state: &mut K::State,
+        info: &mut StepInfo,
+        rng: &mut ChainRng,
+    ) -> Cost {
+        let mut pending = Cost::default();
+        if let Some(da) = self.dual.as_mut() {
+            let eps = da.update(info.accept_prob);
+            kernel.set_step_size(eps);
+        }
+        if let Some(est) = self.estimator.as_mut() {
+            if self.windows.in_window() {
+                est.add(state.position());
+            }
+            if self.windows.advance() {
+                if let Some(m) = est.metric() {
+                    kernel.set_metric(m);
+                }
+                est.reset();
+                if let Some(da) = self.dual.as_mut() {
+                    // Probes run after a window's end are charged to this step.
+                    let (eps, c) = find_reasonable_step_size(
+                        kernel,
+                        rng,
+                        target,
+                        state,
+                        kernel.step_size(),
+                        self.config.target_accept,
+                    );
+                    pending += c;
+                    kernel.set_step_size(eps);
+                    da.restart(eps);
+                }
+            }
+        }
+        pending
+    }
+    fn finish(&mut self, kernel: &mut K) {
+        if let Some(da) = self.dual.as_ref() {
+            let eps = da.final_step_size();
+            if eps.is_finite() && eps > 0.0 {
+                kernel.set_step_size(eps);
+            }
+        }
+    }
+    /// The step size in force (the adapted one once warm-up is over).
+    fn resolved(&self, kernel: &K) -> Vec<(&'static str, f64)> {
+        alloc::vec![("eps", kernel.step_size())]
+    }
 }
 
-impl<K, T> AdaptiveChain<K, T>
+/// Any [`Adaptable`] kernel with its target and state, adapting during the first `warmup`
+/// iterations by [`StanWarmup`]: the generic [`Driver`].
+pub type AdaptiveChain<K, T> = Driver<K, T, StanWarmup>;
+
+impl<K, T> Driver<K, T, StanWarmup>
 where
     K: Adaptable<T>,
     T: LogDensity,
@@ -151,8 +214,7 @@ where
                 kernel.step_size(),
                 config.target_accept,
             );
-            setup.lik_evals += c.lik_evals;
-            setup.grad_evals += c.grad_evals;
+            setup += c;
             kernel.set_step_size(eps);
             Some(DualAveraging::new(config.target_accept, eps))
         } else {
@@ -168,121 +230,25 @@ where
         } else {
             None
         };
-        Ok(AdaptiveChain {
-            kernel,
-            target,
-            state,
-            names,
+        let warmup = StanWarmup {
             config,
-            iteration: 0,
             dual,
             windows,
             estimator,
+        };
+        Ok(Driver::from_parts(
+            kernel,
+            target,
+            state,
+            warmup,
+            names,
+            config.warmup,
             setup,
-            pending: Cost::default(),
-        })
+        ))
     }
 
-    /// The kernel (with its current step size and metric).
-    pub fn kernel(&self) -> &K {
-        &self.kernel
-    }
-    /// The kernel's state.
-    pub fn state(&self) -> &K::State {
-        &self.state
-    }
-    /// The target.
-    pub fn target(&self) -> &T {
-        &self.target
-    }
     /// The adaptation settings.
     pub fn config(&self) -> &AdaptConfig {
-        &self.config
-    }
-
-    fn adapt(&mut self, info: &StepInfo, rng: &mut ChainRng) {
-        if let Some(da) = self.dual.as_mut() {
-            let eps = da.update(info.accept_prob);
-            self.kernel.set_step_size(eps);
-        }
-        if let Some(est) = self.estimator.as_mut() {
-            if self.windows.in_window() {
-                est.add(self.state.position());
-            }
-            if self.windows.advance() {
-                if let Some(m) = est.metric() {
-                    self.kernel.set_metric(m);
-                }
-                est.reset();
-                if let Some(da) = self.dual.as_mut() {
-                    let (eps, c) = find_reasonable_step_size(
-                        &self.kernel,
-                        rng,
-                        &self.target,
-                        &self.state,
-                        self.kernel.step_size(),
-                        self.config.target_accept,
-                    );
-                    self.pending.lik_evals += c.lik_evals;
-                    self.pending.grad_evals += c.grad_evals;
-                    self.kernel.set_step_size(eps);
-                    da.restart(eps);
-                }
-            }
-        }
-    }
-}
-
-impl<K, T> Chain for AdaptiveChain<K, T>
-where
-    K: Adaptable<T> + Send,
-    T: LogDensity + Send,
-{
-    fn dim(&self) -> usize {
-        self.target.dim()
-    }
-    fn param_names(&self) -> Vec<String> {
-        self.names.clone()
-    }
-    fn extra_names(&self) -> Vec<&'static str> {
-        self.kernel.extra_names()
-    }
-    fn step(&mut self, rng: &mut ChainRng) -> StepInfo {
-        let mut info = self.kernel.step(rng, &self.target, &mut self.state);
-        if self.iteration < self.config.warmup {
-            self.adapt(&info, rng);
-            // Probes run after a window's end are charged to this step.
-            info.lik_evals += self.pending.lik_evals;
-            info.grad_evals += self.pending.grad_evals;
-            self.pending = Cost::default();
-            self.iteration += 1;
-            if self.iteration == self.config.warmup {
-                if let Some(da) = self.dual.as_ref() {
-                    let eps = da.final_step_size();
-                    if eps.is_finite() && eps > 0.0 {
-                        self.kernel.set_step_size(eps);
-                    }
-                }
-            }
-        } else {
-            self.iteration += 1;
-        }
-        info
-    }
-    fn position(&self) -> &[f64] {
-        self.state.position()
-    }
-    fn iteration(&self) -> usize {
-        self.iteration
-    }
-    fn warmup(&self) -> usize {
-        self.config.warmup
-    }
-    fn setup_cost(&self) -> Cost {
-        self.setup
-    }
-    /// The step size in force (the adapted one once warm-up is over).
-    fn resolved(&self) -> Vec<(&'static str, f64)> {
-        alloc::vec![("eps", self.kernel.step_size())]
+        self.warmup.config()
     }
 }

@@ -43,7 +43,7 @@
 //! divergence and stays put) and the event is counted ([`GradientEstimator::incomplete_draws`]).
 
 use super::dpp::KDpp;
-use crate::chain::Cost;
+use crate::cost::Cost;
 use crate::dist::{AliasTable, IndexSampler};
 use crate::error::Error;
 use crate::math;

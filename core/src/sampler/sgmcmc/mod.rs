@@ -56,7 +56,7 @@
 //!
 //! Cost: a step evaluates m per-datum gradients, naive or control variate: the control variate
 //! stores ∇ℓᵢ(θ̂) for all i at set-up (spec 003 §2.3 step 2; n·d floats), falling back to
-//! recomputing them, 2m per step, only when n·d > [`estimator::CV_STORE_MAX`]. A
+//! recomputing them, 2m per step, only when n·d > [`gradient::CV_STORE_MAX`]. A
 //! value-and-gradient call counts in both `lik_evals` and `grad_evals`. Mode finding,
 //! the full-data gradient at θ̂ (one pass, which also fills the store), preferential weights
 //! (one pass) and the adaptive batch size's pilot chains are reported as
@@ -64,7 +64,7 @@
 //!
 //! Batch sizes (checked by [`build_sg_chain`], errors rather than panics): uniform without
 //! replacement is clamped to n; with replacement (uniform or preferential) m ≤
-//! [`estimator::MAX_BATCH_FACTOR`]·n is required; a k-DPP's k is clamped to n and k·n ≤
+//! [`gradient::MAX_BATCH_FACTOR`]·n is required; a k-DPP's k is clamped to n and k·n ≤
 //! [`DPP_MAX_KN`] is required (a draw keeps about 2k vectors of length n). The k-DPP's own work (a p × p
 //! eigendecomposition at set-up and O(n k (k + p)) flops per draw, p = d + 1) touches no
 //! likelihood and is not counted. None of these samplers is exact: there is no Metropolis
@@ -81,12 +81,14 @@
 //! (2011), *k-DPPs: fixed-size determinantal point processes*, ICML.
 
 pub mod chain;
-pub mod dpp;
-pub mod estimator;
 
-pub use chain::{AdaptiveBatch, Dynamics, SgChain, StepSchedule};
-pub use dpp::KDpp;
-pub use estimator::{GradientEstimator, Subsampler};
+pub use crate::estimator::dpp::KDpp;
+use crate::estimator::gradient;
+pub use crate::estimator::gradient::{GradientEstimator, Subsampler};
+pub use chain::{
+    schedule_from_settings, AdaptiveBatch, Dynamics, SgChain, SgKernel, StepSchedule, P_SCHEDULE,
+    P_SCHEDULE_B, P_SCHEDULE_GAMMA,
+};
 
 use crate::chain::{Chain, Cost};
 use crate::dist::{AliasTable, IndexSampler};
@@ -94,8 +96,8 @@ use crate::error::Error;
 use crate::math;
 use crate::model::DataModel;
 use crate::optim::{find_mode, ModeOptions, ModeResult};
-use crate::registry::{ChainConfig, ParamKind, ParamSpec, SamplerInfo};
 use crate::rng::{uniform, ChainRng};
+use crate::schema::{ChainConfig, ParamKind, ParamSpec, SamplerInfo};
 use alloc::boxed::Box;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
@@ -242,9 +244,7 @@ fn auto_step(
     Ok((h_curv.min(noise_step(friction, mode.len(), tr_bw)), cost))
 }
 
-/// Largest k·n of a `dpp-sgld` chain: each k-DPP draw keeps about 2k work vectors of length n
-/// (5·10⁷ → 800 MB), and costs O(n k (k + d)) flops.
-pub const DPP_MAX_KN: usize = 50_000_000;
+pub use crate::estimator::dpp::DPP_MAX_KN;
 
 /// Default number of ASGLD pilot chains (thesis §4.5.3: 10).
 pub const PILOT_CHAINS_DEFAULT: usize = 10;
@@ -324,7 +324,7 @@ pub struct SgOptions {
     /// Schedule shape (its h₀ is replaced by `step_size`).
     pub schedule: StepSchedule,
     /// Batch size m (clamped to n for uniform batches without replacement and for k-DPPs; at
-    /// most [`estimator::MAX_BATCH_FACTOR`]·n with replacement; k·n ≤ [`DPP_MAX_KN`]).
+    /// most [`gradient::MAX_BATCH_FACTOR`]·n with replacement; k·n ≤ [`DPP_MAX_KN`]).
     pub batch: usize,
     /// Batch formation.
     pub batching: Batching,
@@ -447,7 +447,7 @@ pub fn build_sg_chain(
             } else {
                 batch.min(n)
             };
-            estimator::check_batch(n, m, with_replacement)?;
+            gradient::check_batch(n, m, with_replacement)?;
             Subsampler::Uniform(IndexSampler::new(n, m, with_replacement)?)
         }
         Batching::Preferential { defensive } => {
@@ -455,13 +455,13 @@ pub fn build_sg_chain(
                 return Err(Error::setting("defensive", "must be in [0, 1]"));
             }
             let batch = if auto_batch_on { batch.min(n) } else { batch };
-            estimator::check_batch(n, batch, true)?;
+            gradient::check_batch(n, batch, true)?;
             let r = mode.as_ref().ok_or(Error::NonFiniteStart)?;
             let w = if opts.control_variate {
                 let cov = r.covariance()?;
-                estimator::cv_ps_weights(model.as_ref(), &r.mode, &cov)?
+                gradient::cv_ps_weights(model.as_ref(), &r.mode, &cov)?
             } else {
-                estimator::ps_weights(model.as_ref(), &r.mode)
+                gradient::ps_weights(model.as_ref(), &r.mode)
             };
             add_cost(
                 &mut setup,
@@ -475,7 +475,7 @@ pub fn build_sg_chain(
                     "preferential weights are not finite".into(),
                 ));
             }
-            let p = estimator::defensive_mixture(&w, defensive);
+            let p = gradient::defensive_mixture(&w, defensive);
             if p.iter().any(|&v| v <= 0.0) {
                 return Err(Error::setting(
                     "defensive",
@@ -651,32 +651,6 @@ const P_STEP: ParamSpec = ParamSpec {
     },
 };
 
-const P_SCHEDULE: ParamSpec = ParamSpec {
-    key: "schedule",
-    description: "step sizes: constant, or decreasing h_t = h₀(1 + t/b)^(−γ) = a(b + t)^(−γ)",
-    kind: ParamKind::Choice(&["constant", "decreasing"]),
-};
-
-const P_SCHEDULE_B: ParamSpec = ParamSpec {
-    key: "schedule_b",
-    description: "b of the decreasing schedule (iterations until h has fallen by 2^γ)",
-    kind: ParamKind::Real {
-        default: 1000.0,
-        min: 0.0,
-        max: f64::INFINITY,
-    },
-};
-
-const P_SCHEDULE_GAMMA: ParamSpec = ParamSpec {
-    key: "schedule_gamma",
-    description: "exponent γ of the decreasing schedule (Teh et al. 2016: 1/3; Welling & Teh's Σh² < ∞ needs γ > ½)",
-    kind: ParamKind::Real {
-        default: 0.33,
-        min: 0.0,
-        max: 1.0,
-    },
-};
-
 const fn p_batch(default: usize) -> ParamSpec {
     ParamSpec {
         key: "batch_size",
@@ -706,7 +680,7 @@ const P_FRICTION_HMC: ParamSpec = ParamSpec {
     description: "friction α ∈ (0, 1] of u ← (1 − α)u + (h/2)ĝ + √(αh) ξ (α = 1 is SGLD)",
     kind: ParamKind::Real {
         default: 0.1,
-        min: 0.0,
+        min: 1e-12,
         max: 1.0,
     },
 };
@@ -716,7 +690,7 @@ const P_FRICTION_NH: ParamSpec = ParamSpec {
     description: "diffusion a > 0 of SGNHT (noise √(ah) ξ, initial thermostat a)",
     kind: ParamKind::Real {
         default: 0.1,
-        min: 0.0,
+        min: 1e-12,
         max: f64::INFINITY,
     },
 };
@@ -983,23 +957,20 @@ pub fn build_chain(
         });
     }
     let s = config.settings;
-    let step_size = s.positive_or_auto("step_size")?;
-    let schedule = match s.choice("schedule", "constant", &["constant", "decreasing"])? {
-        "decreasing" => StepSchedule::Decreasing {
-            h0: 1.0,
-            b: s.f64_in("schedule_b", 1000.0, 1e-12, f64::INFINITY)?,
-            gamma: s.f64_in("schedule_gamma", 0.33, 0.0, 1.0)?,
-        },
-        _ => StepSchedule::Constant(1.0),
-    };
-    let batch = match name {
-        "dpp-sgld" => s.usize_in("batch_size", DPP_DEFAULT_K, 1, usize::MAX)?,
-        "asgld-cv-ps" => s.usize_in("batch_size", 100, 1, usize::MAX)?,
-        _ => s
-            .usize_or_auto("batch_size", 1, usize::MAX)?
-            .unwrap_or(BATCH_AUTO),
-    };
-    let wr = || s.bool_or("with_replacement", false);
+    let info = SAMPLERS
+        .iter()
+        .find(|i| i.name == name)
+        .ok_or_else(|| Error::Unknown {
+            what: "sampler",
+            name: name.into(),
+        })?;
+    let step_size = P_STEP.positive_or_auto(s)?;
+    let schedule = schedule_from_settings(s, 1.0)?;
+    let batch = info
+        .param("batch_size")?
+        .int_or_auto(s)?
+        .unwrap_or(BATCH_AUTO);
+    let wr = || P_WR.flag(s);
     let (batching, control_variate, dynamics, adaptive) = match name {
         "sgld" | "sgld-cv" => (
             Batching::Uniform {
@@ -1011,56 +982,52 @@ pub fn build_chain(
         ),
         "sghmc" | "sgnht" => {
             let with_replacement = wr()?;
-            let cv = s.bool_or("control_variate", false)?;
+            let cv = info.param("control_variate")?.flag(s)?;
+            let friction = info.param("friction")?.real(s)?;
             let dynamics = if name == "sghmc" {
-                Dynamics::Hamiltonian {
-                    friction: s.f64_in("friction", 0.1, 1e-12, 1.0)?,
-                }
+                Dynamics::Hamiltonian { friction }
             } else {
-                Dynamics::NoseHoover {
-                    friction: s.f64_in("friction", 0.1, 1e-12, f64::INFINITY)?,
-                }
+                Dynamics::NoseHoover { friction }
             };
             (Batching::Uniform { with_replacement }, cv, dynamics, None)
         }
         "sgld-ps" | "sgld-cv-ps" => (
             Batching::Preferential {
-                defensive: s.f64_in("defensive", 0.0, 0.0, 1.0)?,
+                defensive: P_DEFENSIVE.real(s)?,
             },
             name == "sgld-cv-ps",
             Dynamics::Langevin,
             None,
         ),
         "asgld-cv-ps" => {
-            let batching = if s.bool_or("preferential", true)? {
+            let batching = if P_PREFERENTIAL.flag(s)? {
                 Batching::Preferential {
-                    defensive: s.f64_in("defensive", 0.0, 0.0, 1.0)?,
+                    defensive: P_DEFENSIVE.real(s)?,
                 }
             } else {
-                s.f64_in("defensive", 0.0, 0.0, 0.0)?;
+                P_DEFENSIVE.real(s)?;
                 Batching::Uniform {
                     with_replacement: true,
                 }
             };
             let adaptive = AdaptiveBatch {
-                pilot_chains: s.usize_in("pilot_chains", PILOT_CHAINS_DEFAULT, 1, 1000)?,
-                pilot_iters: s.usize_in("pilot_iters", 0, 0, 100_000_000)?,
+                pilot_chains: P_PILOT_CHAINS.int(s)?,
+                pilot_iters: P_PILOT_ITERS.int(s)?,
             };
             (batching, true, Dynamics::Langevin, Some(adaptive))
         }
         _ => (
             Batching::Dpp {
-                w: s.f64_in("dpp_w", 0.1, 0.0, 1.0)?,
-                nugget: s.f64_in("dpp_nugget", 0.1, 0.0, f64::INFINITY)?,
-                inclusion: s.choice("dpp_weights", "inclusion", &["inclusion", "thesis"])?
-                    == "inclusion",
+                w: P_DPP_W.real(s)?,
+                nugget: P_DPP_NUGGET.real(s)?,
+                inclusion: P_DPP_WEIGHTS.choice(s)? == "inclusion",
             },
-            s.bool_or("control_variate", true)?,
+            info.param("control_variate")?.flag(s)?,
             Dynamics::Langevin,
             None,
         ),
     };
-    let init = match s.choice("init", "mode", &["mode", "model", "zero", "random"])? {
+    let init = match P_INIT.choice(s)? {
         "model" => SgldInit::Model,
         "zero" => SgldInit::Zero,
         "random" => SgldInit::Random,
