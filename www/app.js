@@ -3,6 +3,7 @@
 // sampling, parsing and diagnostics run in workers.
 import { TracePlot, HistPlot, AcfPlot, drawPair } from './plots.js';
 import { KsdPanel } from './ksd.js';
+import { ChainRun } from './run-client.js';
 import { drawWindowTrace } from './series.js';
 import { initCompare, compareReady, compareState, compareQuery } from './compare.js';
 
@@ -396,8 +397,8 @@ async function onFile() {
 // ------------------------------------------------------------------------------------------------
 // Running
 
-/** Kernel extras per step (`n × EXTRAS`, as the bindings send them). */
-const EXTRAS = 4;
+/** Kernel extras per step (`n × EXTRAS` in a batch), as the chains report it (ChainHandle.extrasPerStep). */
+let EXTRAS = 4;
 
 /** Extra `k` of one chain over all iterations (warm-up included). */
 function extraView(chain, k) {
@@ -482,29 +483,44 @@ async function startRun() {
   $('extra-fig').hidden = true;
   $('window-fig').hidden = true;
   $('extra').replaceChildren();
-  for (let c = 0; c < f.chains; c++) {
-    const w = new Worker(new URL('./chain-worker.js', import.meta.url), { type: 'module' });
-    const ch = {
-      c, worker: w, status: 'starting', iteration: 0, total: f.warmup + f.draws, warmup: f.warmup, d: 0,
+  run.client = new ChainRun({
+    chains: f.chains,
+    start: (c) => {
+      const config = {
+        model: f.model, sampler: f.sampler, response: f.response, features: f.features,
+        intercept: f.intercept, standardize: f.standardize, warmup: f.warmup,
+        settings: f.settings, seed: f.seed, chain: c,
+      };
+      const values = copies[c];
+      return { msg: { type: 'start', config, draws: f.draws, names: data.names, values }, transfer: [values.buffer] };
+    },
+    onReady: (ch, m) => onChainReady(run, ch, m),
+    onBatch: (ch, b, m) => onChainBatch(run, ch, b, m),
+    onMessage: (ch, m) => {
+      if (m.type === 'paused') ch.pausedAt = run.paused ? m.iteration : null;
+    },
+    onError: (ch, message) => {
+      if (state.run !== run) return;
+      showError(run.chains.length > 1 ? `chain ${ch.c + 1}: ${message}` : message);
+      // One failing chain stops the run: the configuration is the same for all.
+      stopRun(true);
+    },
+    onEnd: () => {
+      if (state.run === run) checkFinished(run);
+    },
+  });
+  run.chains = run.client.chains;
+  // what the playground keeps per chain (the run client keeps the totals)
+  for (const ch of run.chains) {
+    Object.assign(ch, {
+      total: f.warmup + f.draws, warmup: f.warmup, d: 0,
       draws: new Grow(Float64Array), signs: new Grow(Float64Array), extra: new Grow(Float64Array),
-      signAll: new Grow(Float64Array),
-      extraSum: [0, 0, 0, 0], lik: 0, grad: 0, likS: 0, gradS: 0, div: 0, acc: 0, accN: 0,
-      computeMs: 0, el: null,
-    };
+      signAll: new Grow(Float64Array), el: null,
+    });
     const row = document.createElement('div');
-    row.innerHTML = `chain ${c + 1} <progress max="100" value="0"></progress> <span></span>`;
+    row.innerHTML = `chain ${ch.c + 1} <progress max="100" value="0"></progress> <span></span>`;
     $('chain-progress').append(row);
     ch.el = row;
-    run.chains.push(ch);
-    w.onmessage = (ev) => onChainMessage(run, ch, ev.data);
-    w.onerror = (e) => onChainMessage(run, ch, { type: 'error', message: e.message ?? 'worker failed to start' });
-    const config = {
-      model: f.model, sampler: f.sampler, response: f.response, features: f.features,
-      intercept: f.intercept, standardize: f.standardize, warmup: f.warmup,
-      settings: f.settings, seed: f.seed, chain: c,
-    };
-    const values = copies[c];
-    w.postMessage({ type: 'start', config, draws: f.draws, names: data.names, values }, [values.buffer]);
   }
   // Kernel Stein discrepancy of the kept draws, in its own worker (ksd.js).
   if (KSD_ON) run.ksd = new KsdPanel({
@@ -515,95 +531,51 @@ async function startRun() {
   scheduleRender();
 }
 
-function onChainMessage(run, ch, m) {
+function onChainReady(run, ch, m) {
   if (state.run !== run) return;
-  switch (m.type) {
-    case 'ready':
-      ch.status = 'running';
-      ch.d = m.dim;
-      ch.total = m.total;
-      ch.warmup = m.warmup;
-      ch.lik += m.setupLikEvals;
-      ch.grad += m.setupGradEvals;
-      if (!run.names.length) {
-        run.names = m.paramNames;
-        run.d = m.dim;
-        run.signed = m.signed;
-        run.nData = m.nData;
-        // Exactness can depend on the settings (qnhmc adapt=continuous): the chain reports it.
-        const desc = $('sampler-desc');
-        desc.textContent = desc.textContent.replace(/ \(not exact with these settings\)$/, '');
-        if (m.exact === false && samplerInfo($('sampler').value)?.exact) desc.textContent += ' (not exact with these settings)';
-        // Kernel extras shown as per-iteration plots (HMC-ECS: subsample fraction, σ̂²).
-        const names = Array.from(m.extraNames ?? []);
-        run.extraNames = names;
-        run.fracIdx = names.indexOf('data_fraction');
-        run.sigma2Idx = names.indexOf('sigma2');
-        $('ecs-fraction-fig').hidden = run.fracIdx < 0;
-        $('ecs-sigma2-fig').hidden = run.sigma2Idx < 0;
-        setExtraSelect(names, run.signed);
-        run.extraAuto = true; // the automatic choice may move on if that internal stays empty
-        setParamSelects(run.names);
-        startDiag(run);
-      }
-      if (run.paused) ch.worker.postMessage({ type: 'pause' });
-      break;
-    case 'batch': {
-      const b = m.batch;
-      ch.iteration = m.iteration;
-      ch.computeMs = m.computeMs;
-      ch.draws.push(b.draws);
-      if (m.trace) ch.trace = m.trace; // time-series samplers: the last filter window
-      const nw = b.nWarmup;
-      if (run.signed) ch.signAll.push(b.sign);
-      if (b.extra && b.extra.length === b.n * EXTRAS) {
-        ch.extra.push(b.extra);
-        for (let i = nw; i < b.n; i++) {
-          for (let k = 0; k < EXTRAS; k++) ch.extraSum[k] += b.extra[i * EXTRAS + k];
-        }
-      }
-      for (let i = 0; i < b.n; i++) {
-        ch.lik += b.likEvals[i];
-        ch.grad += b.gradEvals[i];
-        if (i >= nw) {
-          ch.likS += b.likEvals[i];
-          ch.gradS += b.gradEvals[i];
-          ch.div += b.divergent[i];
-          ch.acc += b.acceptProb[i];
-          ch.accN += 1;
-        }
-      }
-      if (nw < b.n) {
-        const post = b.draws.subarray(nw * b.d);
-        const signs = b.sign.subarray(nw);
-        if (run.signed) ch.signs.push(signs);
-        run.diag?.postMessage({ type: 'push', chain: ch.c, draws: post, signs: run.signed ? signs : null });
-        run.ksd?.push(ch.c, post, run.signed ? signs : null);
-      }
-      run.dirty = true;
-      scheduleRender();
-      break;
-    }
-    case 'paused':
-      ch.pausedAt = run.paused ? m.iteration : null;
-      break;
-    case 'done':
-    case 'stopped':
-      ch.status = m.type;
-      ch.iteration = m.iteration;
-      ch.computeMs = m.computeMs;
-      checkFinished(run);
-      break;
-    case 'error':
-      ch.status = 'error';
-      showError(run.chains.length > 1 ? `chain ${ch.c + 1}: ${m.message}` : m.message);
-      ch.worker.terminate();
-      // One failing chain stops the run: the configuration is the same for all.
-      stopRun(true);
-      break;
-    default:
-      break;
+  ch.d = m.dim;
+  if (!run.names.length) {
+    const meta = run.client.meta;
+    run.names = meta.names;
+    run.d = meta.d;
+    run.signed = meta.signed;
+    run.nData = meta.nData;
+    EXTRAS = meta.extras;
+    // Exactness can depend on the settings (qnhmc adapt=continuous): the chain reports it.
+    const desc = $('sampler-desc');
+    desc.textContent = desc.textContent.replace(/ \(not exact with these settings\)$/, '');
+    if (meta.exact === false && samplerInfo($('sampler').value)?.exact) desc.textContent += ' (not exact with these settings)';
+    // Kernel extras shown as per-iteration plots (HMC-ECS: subsample fraction, σ̂²).
+    const names = meta.extraNames;
+    run.extraNames = names;
+    run.fracIdx = names.indexOf('data_fraction');
+    run.sigma2Idx = names.indexOf('sigma2');
+    $('ecs-fraction-fig').hidden = run.fracIdx < 0;
+    $('ecs-sigma2-fig').hidden = run.sigma2Idx < 0;
+    setExtraSelect(names, run.signed);
+    run.extraAuto = true; // the automatic choice may move on if that internal stays empty
+    setParamSelects(run.names);
+    startDiag(run);
   }
+  if (run.paused) ch.worker.postMessage({ type: 'pause' });
+}
+
+function onChainBatch(run, ch, b, m) {
+  if (state.run !== run) return;
+  ch.draws.push(b.draws);
+  if (m.trace) ch.trace = m.trace; // time-series samplers: the last filter window
+  const nw = b.nWarmup;
+  if (run.signed) ch.signAll.push(b.sign);
+  if (b.extra && b.extra.length === b.n * EXTRAS) ch.extra.push(b.extra);
+  if (nw < b.n) {
+    const post = b.draws.subarray(nw * b.d);
+    const signs = b.sign.subarray(nw);
+    if (run.signed) ch.signs.push(signs);
+    run.diag?.postMessage({ type: 'push', chain: ch.c, draws: post, signs: run.signed ? signs : null });
+    run.ksd?.push(ch.c, post, run.signed ? signs : null);
+  }
+  run.dirty = true;
+  scheduleRender();
 }
 
 function checkFinished(run) {
@@ -625,20 +597,8 @@ function checkFinished(run) {
 function stopRun(error = false) {
   const run = state.run;
   if (!run || run.finished) return;
-  for (const ch of run.chains) {
-    if (['done', 'stopped', 'error'].includes(ch.status)) continue;
-    ch.worker.postMessage({ type: 'stop' });
-  }
-  // Whatever has not answered within 300 ms is terminated.
-  setTimeout(() => {
-    if (state.run !== run) return;
-    for (const ch of run.chains) {
-      if (['done', 'stopped', 'error'].includes(ch.status)) continue;
-      ch.worker.terminate();
-      ch.status = error ? 'error' : 'stopped';
-    }
-    checkFinished(run);
-  }, 300);
+  // Whatever has not answered within the grace period is terminated (then checkFinished).
+  run.client.stop({ status: error ? 'error' : 'stopped' });
 }
 
 function togglePause() {
@@ -647,10 +607,8 @@ function togglePause() {
   run.paused = !run.paused;
   if (run.paused) run.pauseStart = performance.now();
   else run.pausedMs += performance.now() - run.pauseStart;
-  for (const ch of run.chains) {
-    ch.pausedAt = null;
-    ch.worker.postMessage({ type: run.paused ? 'pause' : 'resume' });
-  }
+  for (const ch of run.chains) ch.pausedAt = null;
+  run.client.post({ type: run.paused ? 'pause' : 'resume' });
   $('pause').textContent = run.paused ? 'Resume' : 'Pause';
   document.body.dataset.state = run.paused ? 'paused' : 'running';
 }

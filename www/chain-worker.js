@@ -89,6 +89,7 @@ self.onmessage = async (ev) => {
           exact: handle.exact(),
           nData: handle.nData(),
           extraNames: handle.extraNames(),
+          extrasPerStep: handle.extrasPerStep(),
           warmup: handle.warmup(),
           total,
           setupLikEvals: handle.setupLikEvals(),

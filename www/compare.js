@@ -21,9 +21,9 @@
 import uPlot from './vendor/uPlot.esm.js';
 import { COLORS } from './plots.js';
 import { densities } from './density.js';
+import { ChainRun } from './run-client.js';
 
 const $ = (id) => document.getElementById(id);
-const EXTRAS = 4;
 const columns = new Map(); // key -> { label, compute }
 
 /** Add a column to the comparison table (`key` 'ksd' fills the KSD column). */
@@ -190,100 +190,84 @@ function modelSettings() {
 }
 
 function runConfig(config, f, data, copies, onProgress) {
-  const run = { chains: [], workers: [], stopped: false };
+  const started = performance.now();
+  const settings = { ...modelSettings(), ...config.settings };
+  const cfgOf = (c) => ({
+    model: f.model, sampler: config.sampler, response: f.response, features: f.features,
+    intercept: f.intercept, standardize: f.standardize, warmup: f.warmup, settings, seed: f.seed, chain: c,
+  });
+  const kept = []; // per chain: kept draws and signs, as batches
+  let chainRun = null;
+  const run = { diag: null, stop: () => chainRun?.stop() };
   const promise = new Promise((resolve, reject) => {
-    const started = performance.now();
-    let meta = null;
-    let finishedChains = 0;
-    const settings = { ...modelSettings(), ...config.settings };
-    const cfgOf = (c) => ({
-      model: f.model, sampler: config.sampler, response: f.response, features: f.features,
-      intercept: f.intercept, standardize: f.standardize, warmup: f.warmup, settings, seed: f.seed, chain: c,
-    });
+    let failed = false;
     const fail = (msg) => {
-      for (const w of run.workers) w.terminate();
+      if (failed) return;
+      failed = true;
+      chainRun.terminate();
+      run.diag?.terminate();
       reject(new Error(`${label(config)}: ${msg}`));
     };
-    for (let c = 0; c < f.chains; c++) {
-      const w = new Worker(new URL('./chain-worker.js', import.meta.url), { type: 'module' });
-      run.workers.push(w);
-      const ch = { draws: [], signs: [], iteration: 0, total: f.warmup + f.draws, lik: 0, grad: 0, likS: 0, gradS: 0, acc: 0, accN: 0, extraSum: new Float64Array(EXTRAS), done: false };
-      run.chains.push(ch);
-      w.onerror = (e) => fail(e.message ?? 'worker failed');
-      w.onmessage = (ev) => {
-        const m = ev.data;
-        if (m.type === 'error') {
-          fail(m.message);
-        } else if (m.type === 'ready') {
-          ch.total = m.total;
-          ch.lik += m.setupLikEvals;
-          ch.grad += m.setupGradEvals;
-          meta ??= { names: Array.from(m.paramNames), d: m.dim, signed: m.signed, exact: m.exact, nData: m.nData, extraNames: Array.from(m.extraNames ?? []) };
-          if (run.stopped) w.postMessage({ type: 'stop' });
-        } else if (m.type === 'batch') {
-          const b = m.batch;
-          ch.iteration = m.iteration;
-          const nw = b.nWarmup;
-          for (let i = 0; i < b.n; i++) {
-            ch.lik += b.likEvals[i];
-            ch.grad += b.gradEvals[i];
-            if (i < nw) continue;
-            ch.likS += b.likEvals[i];
-            ch.gradS += b.gradEvals[i];
-            ch.acc += b.acceptProb[i];
-            ch.accN += 1;
-            if (b.extra.length === b.n * EXTRAS) for (let k = 0; k < EXTRAS; k++) ch.extraSum[k] += b.extra[i * EXTRAS + k];
-          }
-          if (nw < b.n) {
-            ch.draws.push(b.draws.subarray(nw * b.d));
-            ch.signs.push(b.sign.subarray(nw));
-          }
-          onProgress(run.chains.reduce((t, x) => t + x.iteration, 0) / run.chains.reduce((t, x) => t + x.total, 0));
-        } else if (m.type === 'done' || m.type === 'stopped') {
-          ch.done = true;
-          ch.iteration = m.iteration;
-          if (m.type === 'stopped') run.stopped = true;
-          if (++finishedChains === f.chains) finish();
+    chainRun = new ChainRun({
+      chains: f.chains,
+      start: (c) => {
+        kept.push({ draws: [], signs: [] });
+        const values = copies[c];
+        return { msg: { type: 'start', config: cfgOf(c), draws: f.draws, names: data.names, values }, transfer: [values.buffer] };
+      },
+      onReady: () => {
+        if (chainRun.stopRequested) chainRun.post({ type: 'stop' });
+      },
+      onBatch: (ch, b) => {
+        const nw = b.nWarmup;
+        if (nw < b.n) {
+          kept[ch.c].draws.push(b.draws.subarray(nw * b.d));
+          kept[ch.c].signs.push(b.sign.subarray(nw));
         }
-      };
-      const values = copies[c];
-      w.postMessage({ type: 'start', config: cfgOf(c), draws: f.draws, names: data.names, values }, [values.buffer]);
-    }
+        const cs = chainRun.chains;
+        onProgress(cs.reduce((t, x) => t + x.iteration, 0) / cs.reduce((t, x) => t + (x.total || f.warmup + f.draws), 0));
+      },
+      onError: (ch, msg) => fail(msg),
+      onEnd: (r) => finish(r),
+    });
 
-    function finish() {
+    function finish(r) {
+      if (failed) return;
       const wallMs = performance.now() - started;
-      if (run.stopped || !meta) {
+      const meta = r.meta;
+      if (r.stopRequested || !meta) {
         reject(Object.assign(new Error('stopped'), { stopped: true }));
         return;
       }
-      const chains = run.chains.map((ch) => {
-        const n = ch.draws.reduce((t, a) => t + a.length, 0);
+      const chains = kept.map((k) => {
+        const n = k.draws.reduce((t, a) => t + a.length, 0);
         const draws = new Float64Array(n);
         let o = 0;
-        for (const a of ch.draws) { draws.set(a, o); o += a.length; }
+        for (const a of k.draws) { draws.set(a, o); o += a.length; }
         const signs = new Float64Array(n / meta.d);
         o = 0;
-        for (const a of ch.signs) { signs.set(a, o); o += a.length; }
+        for (const a of k.signs) { signs.set(a, o); o += a.length; }
         return { draws, signs };
       });
       // Diagnostics in a worker of its own.
       const dw = new Worker(new URL('./diag-worker.js', import.meta.url), { type: 'module' });
-      run.workers.push(dw);
+      run.diag = dw;
       dw.onerror = (e) => fail(`diagnostics: ${e.message ?? 'worker failed'}`);
       dw.onmessage = (ev) => {
         dw.terminate();
         if (ev.data.type === 'error') { fail(`diagnostics: ${ev.data.message}`); return; }
-        const accN = run.chains.reduce((t, x) => t + x.accN, 0);
-        const likS = run.chains.reduce((t, x) => t + x.likS, 0);
-        const gradS = run.chains.reduce((t, x) => t + x.gradS, 0);
+        const cs = r.chains;
+        const sum = (key) => cs.reduce((t, x) => t + x[key], 0);
+        const accN = sum('accN');
         const extraMeans = {};
-        meta.extraNames.slice(0, EXTRAS).forEach((name, k) => {
-          extraMeans[name] = run.chains.reduce((t, x) => t + x.extraSum[k], 0) / Math.max(1, accN);
+        meta.extraNames.forEach((name, k) => {
+          extraMeans[name] = cs.reduce((t, x) => t + x.extraSum[k], 0) / Math.max(1, accN);
         });
+        const { names, d, signed, exact, nData, extraNames } = meta;
         resolve({
-          config, ...meta, chains, summary: ev.data.summary, wallMs, accN, likS, gradS, extraMeans,
-          lik: run.chains.reduce((t, x) => t + x.lik, 0), grad: run.chains.reduce((t, x) => t + x.grad, 0),
-          acceptance: run.chains.reduce((t, x) => t + x.acc, 0) / Math.max(1, accN), f, data,
+          config, names, d, signed, exact, nData, extraNames, chains, summary: ev.data.summary, wallMs,
+          accN, likS: sum('likS'), gradS: sum('gradS'), extraMeans, lik: sum('lik'), grad: sum('grad'),
+          acceptance: sum('acc') / Math.max(1, accN), f, data,
           chainConfig: { ...cfgOf(0), chain: undefined }, extra: {},
         });
       };
@@ -292,10 +276,6 @@ function runConfig(config, f, data, copies, onProgress) {
       dw.postMessage({ type: 'summary', id: 'final', acfParam: -1, maxLag: 0 });
     }
   });
-  run.stop = () => {
-    run.stopped = true;
-    for (const w of run.workers) w.postMessage({ type: 'stop' });
-  };
   return { run, promise };
 }
 

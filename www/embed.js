@@ -16,8 +16,8 @@
 // settings (JSON object of sampler/model settings), autostart (present: run on load).
 import wasmInit, { samplers as samplersJson, models as modelsJson } from './pkg/tallmc_web.js';
 import { densities } from './density.js';
+import { ChainRun } from './run-client.js';
 
-const WORKER = new URL('./chain-worker.js', import.meta.url);
 const DIAG_WORKER = new URL('./diag-worker.js', import.meta.url);
 
 class TallmcChain extends HTMLElement {
@@ -36,7 +36,7 @@ class TallmcChain extends HTMLElement {
     this.canvas = root.querySelector('canvas');
     this.out = root.querySelector('.out');
     this.button = root.querySelector('button');
-    this.button.addEventListener('click', () => (this.worker ? this.stop() : this.start()));
+    this.button.addEventListener('click', () => (this.client ? this.stop() : this.start()));
     if (this.hasAttribute('autostart')) this.start();
   }
 
@@ -63,11 +63,21 @@ class TallmcChain extends HTMLElement {
     };
     this.values = [];
     this.param = Number(this.attr('param', '0'));
-    this.worker = new Worker(WORKER, { type: 'module' });
-    this.worker.onmessage = (ev) => this.onMessage(ev.data);
-    this.worker.postMessage({
-      type: 'start', config, draws: Number(this.attr('draws', '1000')),
-      simulate: { model, n: Number(this.attr('n', '2000')), d: Number(this.attr('d', '3')), seed: this.attr('data-seed', '1') },
+    this.client = new ChainRun({
+      chains: 1,
+      start: () => ({
+        msg: {
+          type: 'start', config, draws: Number(this.attr('draws', '1000')),
+          simulate: { model, n: Number(this.attr('n', '2000')), d: Number(this.attr('d', '3')), seed: this.attr('data-seed', '1') },
+        },
+      }),
+      onReady: (ch, m) => this.onMessage(m),
+      onBatch: (ch, b, m) => this.onMessage(m),
+      onError: (ch, msg) => this.fail(msg),
+      onEnd: (r) => {
+        this.draw(r.chains[0].iteration, true);
+        this.stop();
+      },
     });
     this.button.textContent = 'Stop';
     this.out.className = 'out';
@@ -75,9 +85,9 @@ class TallmcChain extends HTMLElement {
   }
 
   stop() {
-    if (!this.worker) return;
-    this.worker.terminate();
-    this.worker = null;
+    if (!this.client) return;
+    this.client.terminate();
+    this.client = null;
     this.button.textContent = 'Run';
   }
 
@@ -88,7 +98,6 @@ class TallmcChain extends HTMLElement {
   }
 
   onMessage(m) {
-    if (m.type === 'error') return this.fail(m.message);
     if (m.type === 'ready') {
       this.d = m.dim;
       this.name = m.paramNames[Math.min(this.param, m.dim - 1)];
@@ -100,9 +109,6 @@ class TallmcChain extends HTMLElement {
       const j = Math.min(this.param, b.d - 1);
       for (let i = 0; i < b.n; i++) this.values.push(b.draws[i * b.d + j]);
       this.draw(m.iteration);
-    } else if (m.type === 'done' || m.type === 'stopped') {
-      this.draw(m.iteration, true);
-      this.stop();
     }
     return undefined;
   }
@@ -153,7 +159,6 @@ export function registry() {
   return registryPromise;
 }
 
-const EXTRAS = 4; // kernel extras per step, as the bindings send them
 const PALETTE = ['#2b6cb0', '#c05621', '#2f855a', '#9b2c2c', '#6b46c1', '#b7791f', '#2c7a7b', '#97266d'];
 /** Attributes the element reads itself; any other attribute naming a sampler or model setting is a setting. */
 const OWN_ATTRS = new Set(['model', 'sampler', 'data', 'n', 'd', 'data-seed', 'chains', 'warmup', 'draws',
@@ -380,25 +385,29 @@ export class TallmcSampler extends HTMLElement {
     run.diag = new Worker(DIAG_WORKER, { type: 'module' });
     run.diag.onmessage = (ev) => this.onDiag(run, ev.data);
     run.diag.onerror = (e) => this.fail(`diagnostics worker: ${e.message ?? 'failed'}`);
-    for (let c = 0; c < conf.chains; c++) {
-      const w = new Worker(WORKER, { type: 'module' });
-      const ch = {
-        c, w, status: 'starting', iteration: 0, total: conf.cfg.warmup + conf.draws, warmup: conf.cfg.warmup,
-        draws: [], extra: [], sign: [], n: 0, lik: 0, grad: 0, likS: 0, gradS: 0, acc: 0, accN: 0, div: 0,
-        extraSum: new Float64Array(EXTRAS), signSum: 0,
-      };
-      run.chains.push(ch);
-      w.onmessage = (ev) => this.onChain(run, ch, ev.data);
-      w.onerror = (e) => this.onChain(run, ch, { type: 'error', message: e.message ?? 'chain worker failed to start' });
-      const msg = { type: 'start', config: { ...conf.cfg, chain: c }, draws: conf.draws };
-      if (conf.source.kind === 'builtin') {
-        msg.simulate = { model: conf.source.model, n: conf.source.n, d: conf.source.d, seed: conf.source.seed };
-        w.postMessage(msg);
-      } else {
+    run.client = new ChainRun({
+      chains: conf.chains,
+      start: (c) => {
+        const msg = { type: 'start', config: { ...conf.cfg, chain: c }, draws: conf.draws };
+        if (conf.source.kind === 'builtin') {
+          msg.simulate = { model: conf.source.model, n: conf.source.n, d: conf.source.d, seed: conf.source.seed };
+          return { msg };
+        }
         const bytes = csv.bytes.slice(0);
         msg.csv = { bytes, name: csv.name };
-        w.postMessage(msg, [bytes]);
-      }
+        return { msg, transfer: [bytes] };
+      },
+      onReady: (ch, m) => this.onReady(run, ch, m),
+      onBatch: (ch, b) => this.onBatch(run, ch, b),
+      onError: (ch, msg) => {
+        if (this.run === run && !run.finished) this.fail(run.chains.length > 1 ? `chain ${ch.c + 1}: ${msg}` : msg);
+      },
+      onEnd: () => this.finish(run),
+    });
+    run.chains = run.client.chains;
+    // what this panel keeps per chain (the run client keeps the totals)
+    for (const ch of run.chains) {
+      Object.assign(ch, { total: conf.cfg.warmup + conf.draws, warmup: conf.cfg.warmup, draws: [], extra: [], sign: [], n: 0 });
     }
     this.setState('running');
     this.scheduleRender();
@@ -412,25 +421,14 @@ export class TallmcSampler extends HTMLElement {
       if (quiet) this.cleanup(run);
       return;
     }
-    for (const ch of run.chains) {
-      if (['done', 'stopped', 'error'].includes(ch.status)) continue;
-      ch.w.postMessage({ type: 'stop' });
-    }
     if (quiet) {
       run.quiet = true;
-      for (const ch of run.chains) { ch.w.terminate(); if (ch.status === 'running' || ch.status === 'starting') ch.status = 'stopped'; }
+      run.client.terminate();
       this.finish(run);
       return;
     }
-    setTimeout(() => {
-      if (run.finished) return;
-      for (const ch of run.chains) {
-        if (['done', 'stopped', 'error'].includes(ch.status)) continue;
-        ch.w.terminate();
-        ch.status = 'stopped';
-      }
-      this.finish(run);
-    }, 300);
+    // stopped chains end the run; what does not answer is terminated after a grace period
+    run.client.stop();
   }
 
   cleanup(run) {
@@ -438,70 +436,37 @@ export class TallmcSampler extends HTMLElement {
     run.diag = null;
   }
 
-  onChain(run, ch, m) {
+  onReady(run, ch, m) {
     if (this.run !== run || run.finished) return;
-    switch (m.type) {
-      case 'ready':
-        ch.status = 'running';
-        ch.total = m.total;
-        ch.warmup = m.warmup;
-        ch.lik += m.setupLikEvals;
-        ch.grad += m.setupGradEvals;
-        if (!run.d) {
-          run.d = m.dim;
-          run.names = Array.from(m.paramNames);
-          run.signed = m.signed;
-          run.nData = m.nData;
-          run.extraNames = Array.from(m.extraNames ?? []).slice(0, EXTRAS);
-          const want = this.getAttribute('param');
-          const byName = run.names.indexOf(want ?? '');
-          run.j = byName >= 0 ? byName : (want !== null && /^\d+$/.test(want) ? Math.min(run.d - 1, Number(want)) : Math.min(1, run.d - 1));
-          this.setupInternals(run);
-          run.diag.postMessage({ type: 'reset', chains: run.chains.length, d: run.d, signed: run.signed });
-        }
-        break;
-      case 'batch': {
-        const b = m.batch;
-        ch.iteration = m.iteration;
-        ch.draws.push(b.draws);
-        ch.n += b.n;
-        if (b.extra && b.extra.length === b.n * EXTRAS) ch.extra.push(b.extra);
-        ch.sign.push(b.sign);
-        const nw = b.nWarmup;
-        for (let i = 0; i < b.n; i++) {
-          ch.lik += b.likEvals[i];
-          ch.grad += b.gradEvals[i];
-          if (i < nw) continue;
-          ch.likS += b.likEvals[i];
-          ch.gradS += b.gradEvals[i];
-          ch.acc += b.acceptProb[i];
-          ch.accN += 1;
-          ch.div += b.divergent?.[i] ?? 0;
-          ch.signSum += b.sign[i] > 0 ? 1 : 0;
-          if (b.extra && b.extra.length === b.n * EXTRAS) for (let k = 0; k < EXTRAS; k++) ch.extraSum[k] += b.extra[i * EXTRAS + k];
-        }
-        if (nw < b.n) {
-          const post = b.draws.slice(nw * b.d);
-          const signs = b.sign.slice(nw);
-          run.diag?.postMessage({ type: 'push', chain: ch.c, draws: post, signs: run.signed ? signs : null }, [post.buffer]);
-        }
-        this.scheduleRender();
-        break;
-      }
-      case 'done':
-      case 'stopped':
-        ch.status = m.type;
-        ch.iteration = m.iteration;
-        if (run.chains.every((c) => ['done', 'stopped', 'error'].includes(c.status))) this.finish(run);
-        break;
-      case 'error':
-        ch.status = 'error';
-        ch.w.terminate();
-        this.fail(run.chains.length > 1 ? `chain ${ch.c + 1}: ${m.message}` : m.message);
-        break;
-      default:
-        break;
+    if (!run.d) {
+      const meta = run.client.meta;
+      run.d = meta.d;
+      run.names = meta.names;
+      run.signed = meta.signed;
+      run.nData = meta.nData;
+      run.extras = meta.extras;
+      run.extraNames = meta.extraNames;
+      const want = this.getAttribute('param');
+      const byName = run.names.indexOf(want ?? '');
+      run.j = byName >= 0 ? byName : (want !== null && /^\d+$/.test(want) ? Math.min(run.d - 1, Number(want)) : Math.min(1, run.d - 1));
+      this.setupInternals(run);
+      run.diag.postMessage({ type: 'reset', chains: run.chains.length, d: run.d, signed: run.signed });
     }
+  }
+
+  onBatch(run, ch, b) {
+    if (this.run !== run || run.finished) return;
+    ch.draws.push(b.draws);
+    ch.n += b.n;
+    if (b.extra && b.extra.length === b.n * run.extras) ch.extra.push(b.extra);
+    ch.sign.push(b.sign);
+    const nw = b.nWarmup;
+    if (nw < b.n) {
+      const post = b.draws.slice(nw * b.d);
+      const signs = b.sign.slice(nw);
+      run.diag?.postMessage({ type: 'push', chain: ch.c, draws: post, signs: run.signed ? signs : null }, [post.buffer]);
+    }
+    this.scheduleRender();
   }
 
   finish(run) {
@@ -573,7 +538,7 @@ export class TallmcSampler extends HTMLElement {
     const accN = run.chains.reduce((t, c) => t + c.accN, 0);
     const extraMeans = {};
     run.extraNames.forEach((n, k) => { extraMeans[n] = accN ? run.chains.reduce((t, c) => t + c.extraSum[k], 0) / accN : NaN; });
-    if (run.signed) extraMeans.sign = accN ? 2 * run.chains.reduce((t, c) => t + c.signSum, 0) / accN - 1 : NaN;
+    if (run.signed) extraMeans.sign = accN ? 2 * run.chains.reduce((t, c) => t + c.signPos, 0) / accN - 1 : NaN;
     const likS = run.chains.reduce((t, c) => t + c.likS, 0);
     const gradS = run.chains.reduce((t, c) => t + c.gradS, 0);
     return {
@@ -642,7 +607,7 @@ export class TallmcSampler extends HTMLElement {
       const has = (name) => {
         const k = run.extraNames.indexOf(name);
         return k >= 0 && run.chains.some((ch) => ch.extra.some((b) => {
-          for (let i = k; i < b.length; i += EXTRAS) if (Number.isFinite(b[i])) return true;
+          for (let i = k; i < b.length; i += run.extras) if (Number.isFinite(b[i])) return true;
           return false;
         }));
       };
@@ -656,11 +621,11 @@ export class TallmcSampler extends HTMLElement {
       const k = run.extraNames.indexOf(ex);
       const ys = run.chains.map((ch) => (ex === 'sign'
         ? this.column(ch, (b, i) => b.sign[i], 'sign')
-        : this.column(ch, (b, i) => b.extra[i * EXTRAS + k], 'extra')));
+        : this.column(ch, (b, i) => b.extra[i * run.extras + k], 'extra')));
       drawLines(this.ui.extra, ys, run.chains[0]?.warmup ?? 0, true);
       const accN = run.chains.reduce((t, c) => t + c.accN, 0);
       const mean = ex === 'sign'
-        ? (accN ? run.chains.reduce((t, c) => t + c.signSum, 0) / accN : NaN)
+        ? (accN ? run.chains.reduce((t, c) => t + c.signPos, 0) / accN : NaN)
         : (accN ? run.chains.reduce((t, c) => t + c.extraSum[k], 0) / accN : NaN);
       this.ui.extraNote.textContent = ex === 'sign'
         ? ` · fraction of positive signs τ̂ = ${fmt(mean)} (post warm-up)`
@@ -713,7 +678,7 @@ export class TallmcSampler extends HTMLElement {
   column(ch, pick, kind) {
     const batches = kind === 'extra' ? ch.extra : (kind === 'sign' ? ch.sign : ch.draws);
     // Every kind has one entry per iteration; build (batch, offset) lookups lazily.
-    const sizes = batches.map((b) => (kind === 'extra' ? b.length / EXTRAS : (kind === 'sign' ? b.length : b.length / (this.run.d || 1))));
+    const sizes = batches.map((b) => (kind === 'extra' ? b.length / this.run.extras : (kind === 'sign' ? b.length : b.length / (this.run.d || 1))));
     const starts = [];
     let t = 0;
     for (const s of sizes) { starts.push(t); t += s; }

@@ -15,8 +15,7 @@ use tallmc_core::registry::{build_model, build_reported_chain, ChainConfig};
 use tallmc_core::rng::{chain_rng, ChainRng};
 use wasm_bindgen::prelude::*;
 
-/// Number of kernel-specific extras per step.
-const EXTRAS: usize = 4;
+use tallmc_core::kernel::EXTRAS;
 /// Largest batch, in values of the widest per-batch array.
 const MAX_BATCH_VALUES: usize = 1 << 25;
 
@@ -49,7 +48,7 @@ pub struct Batch {
     pub energy: Vec<f64>,
     /// Sign per iteration (1 for unsigned samplers).
     pub sign: Vec<f64>,
-    /// `n × 4` kernel-specific extras.
+    /// `n × EXTRAS` kernel-specific extras.
     pub extra: Vec<f64>,
 }
 
@@ -188,6 +187,12 @@ impl ChainHandle {
             .collect()
     }
 
+    /// Kernel-specific extras per step (the width of a batch's `extra`, `n × extrasPerStep`).
+    #[wasm_bindgen(js_name = extrasPerStep)]
+    pub fn extras_per_step(&self) -> usize {
+        EXTRAS
+    }
+
     /// Whether draws carry signs.
     pub fn signed(&self) -> bool {
         self.core.chain().signed()
@@ -252,7 +257,7 @@ impl ChainHandle {
 
     /// Step `n` iterations. Returns a plain object of typed arrays (transferable):
     /// `{n, d, firstIteration, nWarmup, draws (n×d row-major), acceptProb, divergent (Uint8),
-    /// likEvals, gradEvals, nLeapfrog (Uint32), stepSize, energy, sign, extra (n×4)}`.
+    /// likEvals, gradEvals, nLeapfrog (Uint32), stepSize, energy, sign, extra (n × extrasPerStep)}`.
     pub fn run(&mut self, n: usize) -> Result<Object, JsError> {
         if n.saturating_mul(self.core.dim().max(EXTRAS)) > MAX_BATCH_VALUES {
             return Err(js_err(format!(

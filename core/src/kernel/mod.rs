@@ -30,6 +30,9 @@ pub use rwmh::Rwmh;
 
 use alloc::vec::Vec;
 
+/// Number of kernel-specific extras per step ([`StepInfo::extra`]).
+pub const EXTRAS: usize = 4;
+
 /// What one step did. A small `Copy` record; the chain driver writes it to `stats.csv`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct StepInfo {
@@ -52,7 +55,7 @@ pub struct StepInfo {
     /// Sign of the state's weight for signed (pseudo-marginal, block-Poisson) samplers; 1 otherwise.
     pub sign: f64,
     /// Kernel-specific extras, named by the chain's `extra_names()` (σ̂², batch size, tree depth, ...).
-    pub extra: [f64; 4],
+    pub extra: [f64; EXTRAS],
 }
 
 impl StepInfo {
@@ -77,7 +80,7 @@ impl Default for StepInfo {
             step_size: f64::NAN,
             energy: f64::NAN,
             sign: 1.0,
-            extra: [f64::NAN; 4],
+            extra: [f64::NAN; EXTRAS],
         }
     }
 }

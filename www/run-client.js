@@ -1,0 +1,162 @@
+// One run of one sampler configuration in the browser: a Web Worker per chain
+// (chain-worker.js), its batches of draws and per-step statistics accumulated per chain, and
+// stopping with a grace period. The playground (app.js), compare mode (compare.js) and the
+// <tallmc-sampler> element (embed.js) all run chains through this module; what they do with
+// the draws (plots, diagnostics, tables) stays theirs, in the callbacks.
+
+const CHAIN_WORKER = new URL('./chain-worker.js', import.meta.url);
+
+/** A worker that has not answered a stop within this many milliseconds is terminated. */
+export const STOP_GRACE_MS = 300;
+
+const ENDED = ['done', 'stopped', 'error'];
+
+/** Whether a chain has ended (done, stopped or failed). */
+export const ended = (ch) => ENDED.includes(ch.status);
+
+/**
+ * The chains of one run. Each chain `ch` carries its worker and running totals, updated before
+ * the callbacks see a message: `status` (starting, running, done, stopped, error),
+ * `iteration`, `total`, `warmup`, `computeMs`, per-datum evaluations `lik`/`grad` (set-up,
+ * warm-up and sampling) and `likS`/`gradS` (sampling), and over the kept draws `acc` (sum of
+ * acceptance probabilities), `accN`, `div` (divergences), `signPos` (positive signs) and
+ * `extraSum` (sums of the kernel's extras). `run.meta` comes from the first chain that is
+ * ready: `names`, `d`, `signed`, `exact`, `nData`, `extraNames`, `extras` (extras per step, as
+ * the chain reports them).
+ */
+export class ChainRun {
+  /**
+   * @param {object} o
+   * @param {number} o.chains number of chains
+   * @param {(c: number) => {msg: object, transfer?: Transferable[]}} o.start chain c's start message
+   * @param {(ch: object, m: object) => void} [o.onReady] after a chain is ready
+   * @param {(ch: object, batch: object, m: object) => void} [o.onBatch] after a batch is counted
+   * @param {(ch: object, m: object) => void} [o.onMessage] any other message (`paused`)
+   * @param {(ch: object, message: string) => void} [o.onError] a chain failed (it is terminated)
+   * @param {(run: ChainRun) => void} [o.onEnd] once, when every chain has ended
+   */
+  constructor(o) {
+    this.o = o;
+    this.meta = null;
+    this.stopRequested = false;
+    this.endedOnce = false;
+    this.chains = [];
+    for (let c = 0; c < o.chains; c++) {
+      const worker = new Worker(CHAIN_WORKER, { type: 'module' });
+      const ch = {
+        c, worker, status: 'starting', iteration: 0, total: 0, warmup: 0, computeMs: 0,
+        lik: 0, grad: 0, likS: 0, gradS: 0, acc: 0, accN: 0, div: 0, signPos: 0, extraSum: null,
+      };
+      this.chains.push(ch);
+      worker.onmessage = (ev) => this.receive(ch, ev.data);
+      worker.onerror = (e) => this.receive(ch, { type: 'error', message: e.message ?? 'chain worker failed to start' });
+      const { msg, transfer } = o.start(c);
+      worker.postMessage(msg, transfer ?? []);
+    }
+  }
+
+  /** Whether every chain has ended. */
+  get ended() {
+    return this.chains.every(ended);
+  }
+
+  /** Post `msg` to every chain still running (pause, resume). */
+  post(msg) {
+    for (const ch of this.chains) if (!ended(ch)) ch.worker.postMessage(msg);
+  }
+
+  /**
+   * Stop every chain: ask, then terminate what has not answered within `graceMs` (0: at once),
+   * marking it `status`.
+   */
+  stop({ graceMs = STOP_GRACE_MS, status = 'stopped' } = {}) {
+    this.stopRequested = true;
+    this.post({ type: 'stop' });
+    const cut = () => {
+      for (const ch of this.chains) {
+        if (ended(ch)) continue;
+        ch.worker.terminate();
+        ch.status = status;
+      }
+      this.checkEnd();
+    };
+    if (graceMs <= 0) cut();
+    else setTimeout(cut, graceMs);
+  }
+
+  /** Terminate every worker now, without callbacks. */
+  terminate() {
+    for (const ch of this.chains) {
+      ch.worker.terminate();
+      if (!ended(ch)) ch.status = 'stopped';
+    }
+    this.endedOnce = true;
+  }
+
+  receive(ch, m) {
+    if (this.endedOnce || ended(ch)) return;
+    switch (m.type) {
+      case 'ready':
+        ch.status = 'running';
+        ch.total = m.total;
+        ch.warmup = m.warmup;
+        ch.lik += m.setupLikEvals;
+        ch.grad += m.setupGradEvals;
+        ch.extraSum = new Float64Array(m.extrasPerStep);
+        this.meta ??= {
+          names: Array.from(m.paramNames), d: m.dim, signed: m.signed, exact: m.exact,
+          nData: m.nData, extraNames: Array.from(m.extraNames ?? []).slice(0, m.extrasPerStep),
+          extras: m.extrasPerStep,
+        };
+        this.o.onReady?.(ch, m);
+        break;
+      case 'batch':
+        ch.iteration = m.iteration;
+        ch.computeMs = m.computeMs;
+        this.count(ch, m.batch);
+        this.o.onBatch?.(ch, m.batch, m);
+        break;
+      case 'done':
+      case 'stopped':
+        ch.status = m.type;
+        ch.iteration = m.iteration;
+        ch.computeMs = m.computeMs;
+        this.checkEnd();
+        break;
+      case 'error':
+        ch.status = 'error';
+        ch.worker.terminate();
+        this.o.onError?.(ch, m.message);
+        this.checkEnd();
+        break;
+      default:
+        this.o.onMessage?.(ch, m);
+        break;
+    }
+  }
+
+  /** Add a batch to the chain's totals (kept draws: from index `nWarmup` on). */
+  count(ch, b) {
+    const nw = b.nWarmup;
+    const k = ch.extraSum?.length ?? 0;
+    const withExtras = k > 0 && b.extra && b.extra.length === b.n * k;
+    for (let i = 0; i < b.n; i++) {
+      ch.lik += b.likEvals[i];
+      ch.grad += b.gradEvals[i];
+      if (i < nw) continue;
+      ch.likS += b.likEvals[i];
+      ch.gradS += b.gradEvals[i];
+      ch.div += b.divergent[i];
+      ch.acc += b.acceptProb[i];
+      ch.accN += 1;
+      ch.signPos += b.sign[i] > 0 ? 1 : 0;
+      if (withExtras) for (let j = 0; j < k; j++) ch.extraSum[j] += b.extra[i * k + j];
+    }
+  }
+
+  checkEnd() {
+    if (this.endedOnce || !this.ended) return;
+    this.endedOnce = true;
+    this.o.onEnd?.(this);
+  }
+}
