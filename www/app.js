@@ -839,7 +839,8 @@ const CATEGORICAL_EXTRAS = new Set(['refreshed_block', 'window_start']);
 /** Cost-panel rows for the kernel extras that have a plot (post warm-up means). */
 function extraRows(run, accN) {
   const rows = [];
-  const mean = (k) => (accN ? run.chains.reduce((s, c) => s + c.extraSum[k], 0) / accN : NaN);
+  const means = run.client.extraMeans();
+  const mean = (k) => (accN ? means[k] : NaN);
   if (run.fracIdx >= 0) rows.push(['mean subsample fraction per iteration (post warm-up)', fmt(mean(run.fracIdx), 3)]);
   if (run.sigma2Idx >= 0) rows.push(['mean σ̂² of the log-likelihood estimator (post warm-up)', fmt(mean(run.sigma2Idx), 3)]);
   // Every other sampler internal: its post-warm-up mean per iteration.

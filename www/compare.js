@@ -259,10 +259,9 @@ function runConfig(config, f, data, copies, onProgress) {
         const cs = r.chains;
         const sum = (key) => cs.reduce((t, x) => t + x[key], 0);
         const accN = sum('accN');
+        const means = r.extraMeans();
         const extraMeans = {};
-        meta.extraNames.forEach((name, k) => {
-          extraMeans[name] = cs.reduce((t, x) => t + x.extraSum[k], 0) / Math.max(1, accN);
-        });
+        meta.extraNames.forEach((name, k) => { extraMeans[name] = means[k]; });
         const { names, d, signed, exact, nData, extraNames } = meta;
         resolve({
           config, names, d, signed, exact, nData, extraNames, chains, summary: ev.data.summary, wallMs,

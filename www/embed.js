@@ -537,7 +537,8 @@ export class TallmcSampler extends HTMLElement {
     const col = (k) => run.names.map((_, j) => s[j * 9 + k]);
     const accN = run.chains.reduce((t, c) => t + c.accN, 0);
     const extraMeans = {};
-    run.extraNames.forEach((n, k) => { extraMeans[n] = accN ? run.chains.reduce((t, c) => t + c.extraSum[k], 0) / accN : NaN; });
+    const means = run.client.extraMeans();
+    run.extraNames.forEach((n, k) => { extraMeans[n] = means[k]; });
     if (run.signed) extraMeans.sign = accN ? 2 * run.chains.reduce((t, c) => t + c.signPos, 0) / accN - 1 : NaN;
     const likS = run.chains.reduce((t, c) => t + c.likS, 0);
     const gradS = run.chains.reduce((t, c) => t + c.gradS, 0);
@@ -626,7 +627,7 @@ export class TallmcSampler extends HTMLElement {
       const accN = run.chains.reduce((t, c) => t + c.accN, 0);
       const mean = ex === 'sign'
         ? (accN ? run.chains.reduce((t, c) => t + c.signPos, 0) / accN : NaN)
-        : (accN ? run.chains.reduce((t, c) => t + c.extraSum[k], 0) / accN : NaN);
+        : run.client.extraMeans()[k];
       this.ui.extraNote.textContent = ex === 'sign'
         ? ` · fraction of positive signs τ̂ = ${fmt(mean)} (post warm-up)`
         : ` · mean ${fmt(mean)} per iteration (post warm-up)`;

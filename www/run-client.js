@@ -60,6 +60,19 @@ export class ChainRun {
     return this.chains.every(ended);
   }
 
+  /** Kept draws over every chain (the denominator of the means below). */
+  get kept() {
+    return this.chains.reduce((t, c) => t + c.accN, 0);
+  }
+
+  /** Mean of each kernel extra per kept draw over every chain (NaN before any draw is kept). */
+  extraMeans() {
+    const n = this.kept;
+    return Array.from({ length: this.meta?.extras ?? 0 }, (_, k) => (n
+      ? this.chains.reduce((t, c) => t + (c.extraSum ? c.extraSum[k] : 0), 0) / n
+      : NaN));
+  }
+
   /** Post `msg` to every chain still running (pause, resume). */
   post(msg) {
     for (const ch of this.chains) if (!ended(ch)) ch.worker.postMessage(msg);
