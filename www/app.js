@@ -4,6 +4,7 @@
 import { TracePlot, HistPlot, AcfPlot, drawPair } from './plots.js';
 import { KsdPanel } from './ksd.js';
 import { ChainRun } from './run-client.js';
+import { formatNumber } from './format.js';
 import { drawWindowTrace } from './series.js';
 import { initCompare, compareReady, compareState, compareQuery } from './compare.js';
 
@@ -723,13 +724,7 @@ function setProgress(pct, text) {
   $('progress-fill').style.width = `${pct}%`;
 }
 
-function fmt(v, digits = 4) {
-  if (v === null || v === undefined || Number.isNaN(v)) return 'NaN';
-  if (!Number.isFinite(v)) return String(v);
-  const a = Math.abs(v);
-  if (a !== 0 && (a >= 1e5 || a < 1e-3)) return v.toExponential(digits - 1);
-  return Number(v.toPrecision(digits)).toString();
-}
+const fmt = (v, digits = 4) => formatNumber(v, { digits });
 
 function renderNow() {
   lastRender = performance.now();

@@ -22,6 +22,7 @@ import uPlot from './vendor/uPlot.esm.js';
 import { COLORS } from './plots.js';
 import { densities } from './density.js';
 import { ChainRun } from './run-client.js';
+import { formatNumber } from './format.js';
 
 const $ = (id) => document.getElementById(id);
 const columns = new Map(); // key -> { label, compute }
@@ -68,13 +69,7 @@ function configText(c) {
 }
 const label = (c) => configText(c).replace(':', ' ').replace(/,/g, ' ');
 
-function fmt(v, digits = 3) {
-  if (v === null || v === undefined || Number.isNaN(v)) return 'n/a';
-  if (!Number.isFinite(v)) return String(v);
-  const a = Math.abs(v);
-  if (a !== 0 && (a >= 1e5 || a < 1e-3)) return v.toExponential(digits - 1);
-  return String(Number(v.toPrecision(digits)));
-}
+const fmt = (v, digits = 3) => formatNumber(v, { digits, missing: 'n/a' });
 
 function setStatus(text, state) {
   $('compare-status').textContent = text;

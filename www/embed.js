@@ -17,6 +17,7 @@
 import wasmInit, { samplers as samplersJson, models as modelsJson } from './pkg/tallmc_web.js';
 import { densities } from './density.js';
 import { ChainRun } from './run-client.js';
+import { formatNumber } from './format.js';
 
 const DIAG_WORKER = new URL('./diag-worker.js', import.meta.url);
 
@@ -171,13 +172,7 @@ const RENDER_MS = 200;
 const DIAG_MS = 1200;
 const MAX_CHAINS = 8;
 
-const fmt = (v, p = 3) => {
-  if (v === null || v === undefined || Number.isNaN(v)) return '–';
-  if (!Number.isFinite(v)) return String(v);
-  const a = Math.abs(v);
-  if (a !== 0 && (a >= 1e5 || a < 1e-3)) return v.toExponential(p - 1);
-  return String(Number(v.toPrecision(p)));
-};
+const fmt = (v, p = 3) => formatNumber(v, { digits: p, missing: '–' });
 
 const TEMPLATE = `<style>
   :host { display: block; font: 13px/1.35 system-ui, sans-serif; border: 1px solid #dde2ea; border-radius: 6px;

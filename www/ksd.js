@@ -8,6 +8,7 @@
 // the worker returns the plot's x and y arrays ready to draw (transferred), and live redraws
 // happen at most every REDRAW_MS (the final one at once).
 import uPlot from './vendor/uPlot.esm.js';
+import { formatNumber } from './format.js';
 
 const REDRAW_MS = 1000;
 
@@ -26,10 +27,7 @@ function figure() {
   return fig;
 }
 
-function fmt(v) {
-  if (!Number.isFinite(v)) return String(v);
-  return Math.abs(v) >= 1e4 || Math.abs(v) < 1e-3 ? v.toExponential(3) : Number(v.toPrecision(4)).toString();
-}
+const fmt = (v) => formatNumber(v, { digits: 4, big: 1e4, expDigits: 3 });
 
 export class KsdPanel {
   /**
