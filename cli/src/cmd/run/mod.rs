@@ -1,0 +1,320 @@
+//! `tallmc run`: chains on threads over a CSV data set, then draws.csv, summary.csv, stats.csv
+//! and run.json in the output directory. This file validates the arguments and runs the steps;
+//! `chains` runs the chains, `outputs` writes the CSV files, `run_json` and `ksd` write
+//! run.json, `report` prints the warnings.
+//!
+//! Chain c uses the stream `chain_rng(seed, c)` both to build (its starting point) and to step,
+//! so the same seed gives the same draws whatever the thread scheduling.
+
+use super::{io_msg, settings_from, unknown, CliError, ErrorContext};
+use clap::Args;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use serde_json::json;
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+use tallmc_cli::csvdata::{parse_csv_located, push_f64, push_field, write_header};
+use tallmc_core::chain::{run_chain, Chain, Cost, Phase};
+use tallmc_core::data::DesignSpec;
+use tallmc_core::diag;
+use tallmc_core::kernel::StepInfo;
+use tallmc_core::model::DataModel;
+use tallmc_core::registry::{self, ChainConfig, ParamKind, ParamSpec};
+use tallmc_core::rng::{chain_rng, ChainRng};
+use tallmc_core::settings::Settings;
+
+mod chains;
+mod ksd;
+mod outputs;
+mod report;
+mod run_json;
+use chains::*;
+use ksd::*;
+use outputs::*;
+use report::*;
+use run_json::*;
+
+/// Arguments of `tallmc run`.
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// CSV data file with a header row.
+    #[arg(long, value_name = "FILE")]
+    pub data: PathBuf,
+    /// Model (see `tallmc models`).
+    #[arg(long)]
+    pub model: String,
+    /// Response column (required by regression models).
+    #[arg(long, value_name = "COLUMN")]
+    pub response: Option<String>,
+    /// Sampler (see `tallmc samplers`).
+    #[arg(long)]
+    pub sampler: String,
+    /// Number of chains, each on its own thread.
+    #[arg(long, default_value_t = 4)]
+    pub chains: usize,
+    /// Warm-up (adaptation) iterations per chain, discarded.
+    #[arg(long, default_value_t = 1000)]
+    pub warmup: usize,
+    /// Kept draws per chain.
+    #[arg(long, default_value_t = 1000)]
+    pub draws: usize,
+    /// Seed; chain c uses stream (seed, c).
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Model or sampler setting, repeatable (see `tallmc models`, `tallmc samplers`).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+    /// Centre and scale every feature to mean 0, sd 1.
+    #[arg(long)]
+    pub standardize: bool,
+    /// Do not add an intercept column.
+    #[arg(long)]
+    pub no_intercept: bool,
+    /// Feature columns to use, comma-separated (default: every column except the response).
+    #[arg(long, value_delimiter = ',', value_name = "A,B,...")]
+    pub features: Option<Vec<String>>,
+    /// Output directory (created if missing).
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+    /// Kept draws (all chains, evenly thinned) from which run.json's kernel Stein discrepancy
+    /// is computed with exact scores (cost: K·n per-datum gradients and O(K²d)); 0 skips it.
+    /// Default: K = min(1000, max(100, ⌊10⁹/(n·d)⌋)), which bounds the score cost at about
+    /// 5 s of CPU for tall data (1000 up to n·d = 10⁶; 100 at n = 10⁶, d = 10).
+    #[arg(long, value_name = "K")]
+    pub ksd_draws: Option<usize>,
+}
+
+/// Upper bound on `--chains`: one thread each.
+const MAX_CHAINS: usize = 1024;
+
+/// Everything one chain produced.
+struct ChainOutput {
+    /// `draws[j][k]`: parameter j at kept draw k.
+    draws: Vec<Vec<f64>>,
+    signs: Vec<f64>,
+    stats: Vec<StepInfo>,
+    sampling: Cost,
+    warmup: Cost,
+    setup: Cost,
+    /// The sampler's own choices, final after warm-up ([`Chain::resolved`]).
+    resolved: Vec<(&'static str, f64)>,
+    /// Seconds: building the chain, warm-up, sampling.
+    t_setup: f64,
+    t_warmup: f64,
+    t_sampling: f64,
+}
+
+/// `tallmc run`.
+pub fn run(a: &RunArgs) -> Result<(), CliError> {
+    let t0 = Instant::now();
+    let settings = settings_from(&a.set)?;
+    if a.chains == 0 || a.chains > MAX_CHAINS {
+        return Err(CliError::input(format!(
+            "--chains: {} is outside [1, {MAX_CHAINS}]",
+            a.chains
+        )));
+    }
+    if a.draws == 0 {
+        return Err(CliError::input("--draws: must be at least 1"));
+    }
+    if a.draws.checked_add(a.warmup).is_none() {
+        return Err(CliError::input("--warmup: too large"));
+    }
+
+    // Data first: its errors name the file, line and column.
+    let data_name = a.data.display().to_string();
+    let bytes = std::fs::read(&a.data).map_err(|e| {
+        CliError::input(format!("cannot read data file {data_name}: {}", io_msg(&e)))
+    })?;
+    let (table, lines) =
+        parse_csv_located(&bytes, &data_name).map_err(|e| CliError::input(e.to_string()))?;
+    drop(bytes);
+    let columns = || table.names.join(", ");
+    if let Some(r) = &a.response {
+        if table.column_index(r).is_none() {
+            return Err(CliError::input(format!(
+                "{data_name}: no column \"{r}\" for --response (columns: {})",
+                columns()
+            )));
+        }
+    }
+    if let Some(fs) = &a.features {
+        for (k, f) in fs.iter().enumerate() {
+            if table.column_index(f).is_none() {
+                return Err(CliError::input(format!(
+                    "{data_name}: no column \"{f}\" for --features (columns: {})",
+                    columns()
+                )));
+            }
+            if fs[..k].contains(f) {
+                return Err(CliError::input(format!(
+                    "--features: \"{f}\" is listed twice"
+                )));
+            }
+            if a.response.as_ref() == Some(f) {
+                return Err(CliError::input(format!(
+                    "--features: \"{f}\" is the response column"
+                )));
+            }
+        }
+    }
+
+    // Names.
+    let model_info = registry::models()
+        .iter()
+        .find(|m| m.name == a.model)
+        .ok_or_else(|| CliError::input(unknown("model", &a.model)))?;
+    let sampler_info = registry::sampler(&a.sampler)
+        .map_err(|_| CliError::input(unknown("sampler", &a.sampler)))?;
+    registry::check_compatible(sampler_info.name, model_info.name)
+        .map_err(|e| CliError::input(e.to_string()))?;
+    if model_info.regression && a.response.is_none() {
+        return Err(CliError::input(format!(
+            "--response COLUMN is required for model `{}`",
+            model_info.name
+        )));
+    }
+
+    let ctx = ErrorContext {
+        data: Some(&data_name),
+        lines: Some(&lines),
+        model: Some(&a.model),
+        sampler: Some(&a.sampler),
+        settings: Some(&settings),
+    };
+    let spec = DesignSpec {
+        response: a.response.clone().unwrap_or_default(),
+        features: a.features.clone(),
+        intercept: !a.no_intercept,
+        standardize: a.standardize,
+    };
+    let t_model = Instant::now();
+    let mut model =
+        registry::build_model(&a.model, &table, &spec, &settings).map_err(|e| ctx.describe(&e))?;
+    let model_seconds = t_model.elapsed().as_secs_f64();
+    // Cores beyond one per chain split each full-data pass (bit-identical results).
+    let pass_threads = pass_threads(a.chains);
+    if pass_threads > 1 {
+        if let Some(m) = std::sync::Arc::get_mut(&mut model) {
+            m.set_parallel(std::sync::Arc::new(tallmc_cli::parallel::Threads::new(
+                pass_threads,
+            )));
+        }
+    }
+    let n = model.n();
+    drop(table);
+    if let Some(info) = model.reparam_info() {
+        if info.kind == "failed" {
+            eprintln!("warning: reparam: {}", info.note);
+        }
+    }
+
+    // Chain 0 is built here: it validates the sampler settings before any thread starts.
+    let t_build = Instant::now();
+    let mut rng0 = chain_rng(a.seed, 0);
+    let config = ChainConfig {
+        sampler: &a.sampler,
+        warmup: a.warmup,
+        settings: &settings,
+    };
+    let chain0 = registry::build_reported_chain(&config, model.clone(), &mut rng0)
+        .map_err(|e| ctx.describe(&e))?;
+    let t_setup0 = t_build.elapsed().as_secs_f64();
+    settings.check_all_used().map_err(|e| ctx.describe(&e))?;
+    let param_names = chain0.param_names();
+    let extra_names: Vec<&'static str> = chain0.extra_names().into_iter().take(4).collect();
+    let signed = chain0.signed();
+    let exact = chain0.exact();
+    if !exact {
+        eprintln!(
+            "warning: sampler {} with these settings is not exact (its draws do not target the \
+             posterior exactly; run.json records \"exact\": false)",
+            a.sampler
+        );
+    }
+
+    std::fs::create_dir_all(&a.out)
+        .map_err(|e| CliError::input(format!("--out {}: {}", a.out.display(), io_msg(&e))))?;
+
+    // Sampling.
+    let total_iters = (a.chains * (a.warmup + a.draws)) as u64;
+    let bar = progress_bar(total_iters);
+    let t_run = Instant::now();
+    let mut first = Some((chain0, rng0, t_setup0));
+    let outputs: Vec<Result<ChainOutput, CliError>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..a.chains)
+            .map(|c| {
+                let prebuilt = if c == 0 { first.take() } else { None };
+                let settings = settings.clone();
+                let model = model.clone();
+                let bar = bar.clone();
+                let sampler = a.sampler.as_str();
+                let (warmup, draws, seed) = (a.warmup, a.draws, a.seed);
+                scope.spawn(move || {
+                    let (mut chain, mut rng, t_setup) = match prebuilt {
+                        Some(p) => p,
+                        None => {
+                            let t = Instant::now();
+                            let mut rng = chain_rng(seed, c as u64);
+                            let config = ChainConfig {
+                                sampler,
+                                warmup,
+                                settings: &settings,
+                            };
+                            let chain = registry::build_reported_chain(&config, model, &mut rng)
+                                .map_err(|e| CliError::input(format!("chain {c}: {e}")))?;
+                            (chain, rng, t.elapsed().as_secs_f64())
+                        }
+                    };
+                    Ok(run_one(chain.as_mut(), &mut rng, draws, t_setup, &bar))
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .enumerate()
+            .map(|(c, h)| {
+                h.join().unwrap_or_else(|_| {
+                    Err(CliError::internal(format!(
+                        "chain {c} stopped by an internal error (reported above)"
+                    )))
+                })
+            })
+            .collect()
+    });
+    bar.finish_and_clear();
+    let wall_sampling = t_run.elapsed().as_secs_f64();
+    let outputs: Vec<ChainOutput> = outputs.into_iter().collect::<Result<_, _>>()?;
+
+    // Output files.
+    let out = &a.out;
+    write_draws(out, &param_names, signed, &outputs)?;
+    let summaries = write_summary(out, &param_names, signed, &outputs)?;
+    write_stats(out, &extra_names, &outputs)?;
+    let ksd = ksd_json(model.as_ref(), &outputs, signed, a.ksd_draws);
+    let warnings = health_warnings(&param_names, &summaries, &outputs);
+    for w in &warnings {
+        eprintln!("warning: {w}");
+    }
+    let wall_total = t0.elapsed().as_secs_f64();
+    let report = RunReport {
+        a,
+        settings: &settings,
+        model_info_params: model_info.params,
+        sampler_info_params: sampler_info.params,
+        model: model.as_ref(),
+        n,
+        param_names: &param_names,
+        signed,
+        exact,
+        outputs: &outputs,
+        summaries: &summaries,
+        wall_sampling,
+        wall_total,
+        model_seconds,
+        ksd,
+        warnings: &warnings,
+    };
+    write_run_json(out, &report)?;
+    Ok(())
+}
