@@ -8,7 +8,7 @@
 // iteration, a diagnostics table) and runs its chains in its own Web Workers (one per chain, plus
 // one for diagnostics), so several elements on a page run independently. See `TallmcSampler`.
 //
-// <tallmc-chain> (the first, single-chain widget) is kept unchanged below:
+// <tallmc-chain> (the first, single-chain widget; on the same run client and canvas plots):
 //   <tallmc-chain model="logistic" sampler="nuts" n="2000" d="3" warmup="500" draws="1000"
 //                 seed="1" param="1"></tallmc-chain>
 //
@@ -18,6 +18,7 @@ import wasmInit, { samplers as samplersJson, models as modelsJson } from './pkg/
 import { densities } from './density.js';
 import { ChainRun } from './run-client.js';
 import { formatNumber } from './format.js';
+import { drawLines, drawDensity } from './canvas-plots.js';
 
 const DIAG_WORKER = new URL('./diag-worker.js', import.meta.url);
 
@@ -115,25 +116,9 @@ class TallmcChain extends HTMLElement {
   }
 
   draw(iteration, final = false) {
-    const ctx = this.canvas.getContext('2d');
-    const { width: W, height: H } = this.canvas;
-    ctx.clearRect(0, 0, W, H);
     const v = this.values;
     if (!v.length) return;
-    let lo = Infinity, hi = -Infinity;
-    for (const x of v) { if (x < lo) lo = x; if (x > hi) hi = x; }
-    if (hi === lo) hi = lo + 1e-9;
-    const stride = Math.max(1, Math.ceil(v.length / W));
-    ctx.fillStyle = 'rgba(0,0,0,0.05)';
-    ctx.fillRect(0, 0, (Math.min(this.warmup, v.length) / Math.max(v.length, 1)) * W, H);
-    ctx.strokeStyle = '#2b6cb0';
-    ctx.beginPath();
-    for (let i = 0; i < v.length; i += stride) {
-      const x = (i / v.length) * W;
-      const y = H - 4 - ((v[i] - lo) / (hi - lo)) * (H - 8);
-      if (i === 0) ctx.moveTo(x, y); else ctx.lineTo(x, y);
-    }
-    ctx.stroke();
+    drawLines(this.canvas, [{ length: v.length, get: (i) => v[i] }], this.warmup);
     const post = v.slice(this.warmup);
     if (post.length > 1) {
       const mean = post.reduce((a, x) => a + x, 0) / post.length;
@@ -160,7 +145,6 @@ export function registry() {
   return registryPromise;
 }
 
-const PALETTE = ['#2b6cb0', '#c05621', '#2f855a', '#9b2c2c', '#6b46c1', '#b7791f', '#2c7a7b', '#97266d'];
 /** Attributes the element reads itself; any other attribute naming a sampler or model setting is a setting. */
 const OWN_ATTRS = new Set(['model', 'sampler', 'data', 'n', 'd', 'data-seed', 'chains', 'warmup', 'draws',
   'seed', 'param', 'response', 'intercept', 'standardize', 'settings', 'autostart', 'extra', 'label']);
@@ -704,81 +688,6 @@ function concatGet(views) {
     }
     return NaN;
   };
-}
-
-/** Lines of several series `{length, get}` on one canvas, decimated to the canvas width. */
-function drawLines(canvas, series, warmup, scalePost = false) {
-  const ctx = canvas.getContext('2d');
-  const { width: W, height: H } = canvas;
-  ctx.clearRect(0, 0, W, H);
-  const L = Math.max(0, ...series.map((s) => s.length));
-  if (!L) return;
-  const stride = Math.max(1, Math.ceil(L / W));
-  let lo = Infinity;
-  let hi = -Infinity;
-  // scalePost: the y range covers the post-warm-up values only (warm-up may be far off).
-  const from = scalePost && L > warmup ? warmup : 0;
-  for (const s of series) {
-    for (let i = from; i < s.length; i += stride) {
-      const v = s.get(i);
-      if (v === null) continue;
-      if (v < lo) lo = v;
-      if (v > hi) hi = v;
-    }
-  }
-  if (!Number.isFinite(lo)) return;
-  if (hi === lo) { hi += 0.5; lo -= 0.5; }
-  const span = Math.max(L, warmup + 1);
-  ctx.fillStyle = 'rgba(0,0,0,0.05)';
-  ctx.fillRect(0, 0, (Math.min(warmup, span) / span) * W, H);
-  series.forEach((s, c) => {
-    ctx.strokeStyle = PALETTE[c % PALETTE.length];
-    ctx.globalAlpha = series.length > 1 ? 0.8 : 1;
-    ctx.lineWidth = 1;
-    ctx.beginPath();
-    let pen = false;
-    for (let i = 0; i < s.length; i += stride) {
-      const v = s.get(i);
-      if (v === null) { pen = false; continue; }
-      const x = (i / span) * W;
-      const y = Math.min(H, Math.max(0, H - 12 - ((v - lo) / (hi - lo)) * (H - 18)));
-      if (pen) ctx.lineTo(x, y); else ctx.moveTo(x, y);
-      pen = true;
-    }
-    ctx.stroke();
-  });
-  ctx.globalAlpha = 1;
-  ctx.fillStyle = '#5b6577';
-  ctx.font = '10px system-ui, sans-serif';
-  ctx.fillText(fmt(hi), 2, 10);
-  ctx.fillText(fmt(lo), 2, H - 2);
-}
-
-/** Density curves `{x, ys}` on one canvas (shared x axis). */
-export function drawDensity(canvas, { x, ys }, colors = PALETTE) {
-  const ctx = canvas.getContext('2d');
-  const { width: W, height: H } = canvas;
-  ctx.clearRect(0, 0, W, H);
-  const ymax = Math.max(0, ...ys.map((y) => Math.max(0, ...y)));
-  if (!(ymax > 0) || x.length < 2) return;
-  const x0 = x[0];
-  const x1 = x[x.length - 1];
-  ys.forEach((y, c) => {
-    ctx.strokeStyle = colors[c % colors.length];
-    ctx.fillStyle = `${colors[c % colors.length]}22`;
-    ctx.lineWidth = 1.5;
-    ctx.beginPath();
-    ctx.moveTo(0, H - 12);
-    for (let k = 0; k < x.length; k++) ctx.lineTo(((x[k] - x0) / (x1 - x0)) * W, H - 12 - (y[k] / ymax) * (H - 18));
-    ctx.lineTo(W, H - 12);
-    ctx.fill();
-    ctx.stroke();
-  });
-  ctx.fillStyle = '#5b6577';
-  ctx.font = '10px system-ui, sans-serif';
-  ctx.fillText(fmt(x0), 2, H - 1);
-  const t = fmt(x1);
-  ctx.fillText(t, W - ctx.measureText(t).width - 2, H - 1);
 }
 
 if (!customElements.get('tallmc-sampler')) customElements.define('tallmc-sampler', TallmcSampler);

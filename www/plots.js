@@ -1,8 +1,12 @@
-// Plots for the playground: uPlot for trace / histogram / autocorrelation, a canvas scatter for
-// the pair plot. Everything is decimated for display (all draws are kept for export).
+// Plots for the playground: uPlot for trace / histogram / autocorrelation; the canvas plots
+// (pair scatter, line and density panels, also used by the embed element without uPlot) are in
+// canvas-plots.js and re-exported here. Everything is decimated for display (all draws are
+// kept for export).
 import uPlot from './vendor/uPlot.esm.js';
 
-export const COLORS = ['#2b6cb0', '#c05621', '#2f855a', '#9b2c2c', '#6b46c1', '#b7791f', '#2c7a7b', '#97266d'];
+import { COLORS } from './canvas-plots.js';
+
+export { COLORS, drawPair, drawLines, drawDensity } from './canvas-plots.js';
 const MAX_POINTS = 1200; // per series on screen
 
 function width(el) {
@@ -142,49 +146,3 @@ export class AcfPlot {
   }
 }
 
-/** Scatter of two parameters (post-warm-up, all chains, decimated) on a canvas. */
-export function drawPair(canvas, xs, ys, labels) {
-  const ctx = canvas.getContext('2d');
-  const W = canvas.width;
-  const H = canvas.height;
-  ctx.clearRect(0, 0, W, H);
-  const pad = 36;
-  let x0 = Infinity, x1 = -Infinity, y0 = Infinity, y1 = -Infinity;
-  let total = 0;
-  for (let c = 0; c < xs.length; c++) total += xs[c].length;
-  const stride = Math.max(1, Math.ceil(total / 4000));
-  for (let c = 0; c < xs.length; c++) {
-    for (let i = 0; i < xs[c].length; i += stride) {
-      const a = xs[c].get(i), b = ys[c].get(i);
-      if (a < x0) x0 = a; if (a > x1) x1 = a;
-      if (b < y0) y0 = b; if (b > y1) y1 = b;
-    }
-  }
-  ctx.fillStyle = '#5b6577';
-  ctx.font = '11px system-ui, sans-serif';
-  ctx.fillText(labels[0] ?? '', W / 2 - 20, H - 6);
-  ctx.save();
-  ctx.translate(11, H / 2 + 20);
-  ctx.rotate(-Math.PI / 2);
-  ctx.fillText(labels[1] ?? '', 0, 0);
-  ctx.restore();
-  ctx.strokeStyle = '#c9d2df';
-  ctx.strokeRect(pad, 6, W - pad - 6, H - pad - 6);
-  if (!(total > 0) || !Number.isFinite(x0) || !Number.isFinite(y0)) return;
-  if (x1 === x0) x1 = x0 + 1e-9;
-  if (y1 === y0) y1 = y0 + 1e-9;
-  ctx.fillText(x0.toPrecision(3), pad, H - pad + 14);
-  ctx.fillText(x1.toPrecision(3), W - 50, H - pad + 14);
-  ctx.fillText(y1.toPrecision(3), 2, 14);
-  ctx.fillText(y0.toPrecision(3), 2, H - pad);
-  const sx = (W - pad - 10) / (x1 - x0);
-  const sy = (H - pad - 10) / (y1 - y0);
-  for (let c = 0; c < xs.length; c++) {
-    ctx.fillStyle = COLORS[c % COLORS.length] + '80';
-    for (let i = 0; i < xs[c].length; i += stride) {
-      const px = pad + 2 + (xs[c].get(i) - x0) * sx;
-      const py = H - pad - 2 - (ys[c].get(i) - y0) * sy;
-      ctx.fillRect(px - 1, py - 1, 2, 2);
-    }
-  }
-}
