@@ -23,12 +23,6 @@ pub use diag::DrawStore;
 pub use ksd::KsdStore;
 pub use registry::registry_json;
 
-#[wasm_bindgen]
-extern "C" {
-    #[wasm_bindgen(js_namespace = console, js_name = error)]
-    fn console_error(s: &str);
-}
-
 /// Install a panic hook that reports the panic message to the browser console (a panic is a bug:
 /// user input errors are returned as `JsError`s). Idempotent; called by every constructor.
 #[wasm_bindgen]
@@ -38,7 +32,7 @@ pub fn init() {
         static ONCE: std::sync::Once = std::sync::Once::new();
         ONCE.call_once(|| {
             std::panic::set_hook(Box::new(|info| {
-                console_error(&format!("tallmc-web panicked (a bug): {info}"));
+                web_sys::console::error_1(&format!("tallmc-web panicked (a bug): {info}").into());
             }));
         });
     }
