@@ -1,5 +1,6 @@
-//! Running the chains: one thread per chain with its progress bar, and the threads left for
-//! full-data passes.
+//! Running the chains: one thread per chain with its progress bar, each streaming its rows of
+//! draws.csv and stats.csv to a part file as it samples (so the run's memory does not grow with
+//! `--draws`), and the threads left for full-data passes.
 
 use super::*;
 
@@ -16,49 +17,101 @@ pub(super) fn progress_bar(total: u64) -> ProgressBar {
     bar
 }
 
-/// Drive one chain, keeping post-warm-up draws and step records.
+/// Where one chain writes its rows while it samples.
+pub(super) struct ChainSink<'a> {
+    /// The output directory.
+    pub(super) dir: &'a Path,
+    /// The chain's index (the first field of every row).
+    pub(super) chain: usize,
+    /// Whether draws.csv rows end with the sign.
+    pub(super) signed: bool,
+    /// How many of the kernel's extras stats.csv has.
+    pub(super) extras: usize,
+    /// Keep every `stride`-th draw in memory for the summary ([`keep_stride`]).
+    pub(super) stride: usize,
+}
+
+/// Drive one chain: every post-warm-up draw and step record goes to the chain's part files
+/// ([`part_path`]); every `sink.stride`-th draw is also kept in memory for the summary, the
+/// KSD and the warnings; acceptance and divergences are totalled over every draw.
 pub(super) fn run_one(
     chain: &mut dyn Chain,
     rng: &mut ChainRng,
     draws: usize,
     t_setup: f64,
     bar: &ProgressBar,
-) -> ChainOutput {
+    sink: &ChainSink<'_>,
+) -> Result<ChainOutput, CliError> {
     let d = chain.dim();
     let setup = chain.setup_cost();
     let total = (chain.warmup() + draws) as u64;
     // Touch the shared bar about 200 times per chain, not every iteration.
-    let stride = (total / 200).max(1);
+    let bar_stride = (total / 200).max(1);
     let mut pending = 0u64;
-    let mut out_draws = vec![Vec::with_capacity(draws); d];
-    let mut signs = Vec::with_capacity(draws);
-    let mut stats = Vec::with_capacity(draws);
+    let kept = draws.div_ceil(sink.stride);
+    let mut out_draws = vec![Vec::with_capacity(kept); d];
+    let mut signs = Vec::with_capacity(kept);
+    let mut totals = StepTotals::default();
+    let draws_path = part_path(sink.dir, "draws.csv", sink.chain);
+    let stats_path = part_path(sink.dir, "stats.csv", sink.chain);
+    let mut draws_w = create(&draws_path)?;
+    let mut stats_w = create(&stats_path)?;
+    let mut io_error: Option<CliError> = None;
+    let mut line = String::new();
     let t_start = Instant::now();
     let mut t_warm_end: Option<Instant> = None;
-    let (sampling, warmup) = run_chain(chain, rng, draws, |phase, _k, theta, info| {
+    let mut k = 0usize;
+    let (sampling, warmup) = run_chain(chain, rng, draws, |phase, _, theta, info| {
         if phase == Phase::Sampling {
             if t_warm_end.is_none() {
                 t_warm_end = Some(Instant::now());
             }
-            for (col, &v) in out_draws.iter_mut().zip(theta) {
-                col.push(v);
+            if k.is_multiple_of(sink.stride) {
+                for (col, &v) in out_draws.iter_mut().zip(theta) {
+                    col.push(v);
+                }
+                signs.push(info.sign);
             }
-            signs.push(info.sign);
-            stats.push(*info);
+            totals.add(info);
+            if io_error.is_none() {
+                draw_row(
+                    &mut line,
+                    sink.chain,
+                    k,
+                    theta,
+                    sink.signed.then_some(info.sign),
+                );
+                let r = draws_w
+                    .write_all(line.as_bytes())
+                    .map_err(write_err(&draws_path));
+                let r = r.and_then(|()| {
+                    stats_row(&mut line, sink.chain, k, info, sink.extras);
+                    stats_w
+                        .write_all(line.as_bytes())
+                        .map_err(write_err(&stats_path))
+                });
+                io_error = r.err();
+            }
+            k += 1;
         }
         pending += 1;
-        if pending >= stride {
+        if pending >= bar_stride {
             bar.inc(pending);
             pending = 0;
         }
     });
     bar.inc(pending);
+    if let Some(e) = io_error {
+        return Err(e);
+    }
+    draws_w.flush().map_err(write_err(&draws_path))?;
+    stats_w.flush().map_err(write_err(&stats_path))?;
     let t_end = Instant::now();
     let t_warm_end = t_warm_end.unwrap_or(t_end);
-    ChainOutput {
+    Ok(ChainOutput {
         draws: out_draws,
         signs,
-        stats,
+        totals,
         sampling,
         warmup,
         setup,
@@ -66,7 +119,7 @@ pub(super) fn run_one(
         t_setup,
         t_warmup: t_warm_end.duration_since(t_start).as_secs_f64(),
         t_sampling: t_end.duration_since(t_warm_end).as_secs_f64(),
-    }
+    })
 }
 
 /// Threads per full-data pass: the cores left over when each chain has one

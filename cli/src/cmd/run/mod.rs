@@ -1,7 +1,8 @@
 //! `tallmc run`: chains on threads over a CSV data set, then draws.csv, summary.csv, stats.csv
 //! and run.json in the output directory. This file validates the arguments and runs the steps;
-//! `chains` runs the chains, `outputs` writes the CSV files, `run_json` and `ksd` write
-//! run.json, `report` prints the warnings.
+//! `budget` checks the resource limits, `chains` runs the chains (streaming their rows to
+//! disk), `outputs` writes the CSV files in an order that cannot be mistaken for a finished
+//! run, `run_json` and `ksd` write run.json, `report` prints the warnings.
 //!
 //! Chain c uses the stream `chain_rng(seed, c)` both to build (its starting point) and to step,
 //! so the same seed gives the same draws whatever the thread scheduling.
@@ -23,11 +24,13 @@ use tallmc_core::registry::{self, ChainConfig, ParamKind, ParamSpec};
 use tallmc_core::rng::{chain_rng, ChainRng};
 use tallmc_core::settings::Settings;
 
+mod budget;
 mod chains;
 mod ksd;
 mod outputs;
 mod report;
 mod run_json;
+use budget::*;
 use chains::*;
 use ksd::*;
 use outputs::*;
@@ -82,17 +85,29 @@ pub struct RunArgs {
     /// 5 s of CPU for tall data (1000 up to n·d = 10⁶; 100 at n = 10⁶, d = 10).
     #[arg(long, value_name = "K")]
     pub ksd_draws: Option<usize>,
+    /// Refuse more warm-up + draws per chain than this.
+    #[arg(long, value_name = "N", default_value_t = MAX_ITERATIONS)]
+    pub max_iterations: u64,
+    /// Refuse a run estimated to hold more memory than this many gigabytes (10⁹ bytes).
+    #[arg(long, value_name = "GB", default_value_t = MAX_MEMORY_GB)]
+    pub max_memory_gb: f64,
+    /// Refuse a run whose draws.csv and stats.csv are estimated above this many gigabytes.
+    #[arg(long, value_name = "GB", default_value_t = MAX_OUTPUT_GB)]
+    pub max_output_gb: f64,
 }
 
 /// Upper bound on `--chains`: one thread each.
 const MAX_CHAINS: usize = 1024;
 
-/// Everything one chain produced.
+/// Everything one chain produced, beside the rows it streamed to disk.
 struct ChainOutput {
-    /// `draws[j][k]`: parameter j at kept draw k.
+    /// `draws[j][k]`: parameter j at the k-th draw kept in memory (every draw, or every
+    /// [`keep_stride`]-th of a very long chain).
     draws: Vec<Vec<f64>>,
+    /// The signs of the draws kept in memory.
     signs: Vec<f64>,
-    stats: Vec<StepInfo>,
+    /// Acceptance and divergences over every draw.
+    totals: StepTotals,
     sampling: Cost,
     warmup: Cost,
     setup: Cost,
@@ -120,6 +135,17 @@ pub fn run(a: &RunArgs) -> Result<(), CliError> {
     if a.draws.checked_add(a.warmup).is_none() {
         return Err(CliError::input("--warmup: too large"));
     }
+    for (opt, v) in [
+        ("--max-memory-gb", a.max_memory_gb),
+        ("--max-output-gb", a.max_output_gb),
+    ] {
+        if !(v > 0.0 && v.is_finite()) {
+            return Err(CliError::input(format!(
+                "{opt}: {v} is not a positive number of gigabytes"
+            )));
+        }
+    }
+    check_iterations(a)?;
 
     // Data first: its errors name the file, line and column.
     let data_name = a.data.display().to_string();
@@ -233,8 +259,22 @@ pub fn run(a: &RunArgs) -> Result<(), CliError> {
         );
     }
 
+    let d = param_names.len();
+    check_estimate(a, &estimate(a, n, d, signed, extra_names.len()))?;
+    let stride = keep_stride(a.draws, d);
+
     std::fs::create_dir_all(&a.out)
         .map_err(|e| CliError::input(format!("--out {}: {}", a.out.display(), io_msg(&e))))?;
+    start_outputs(
+        &a.out,
+        &json!({
+            "complete": false,
+            "status": "started, not finished: this run is still going, or it was interrupted \
+                       (the other outputs appear when it finishes)",
+            "config": {"data": data_name, "model": a.model, "sampler": a.sampler,
+                       "chains": a.chains, "warmup": a.warmup, "draws": a.draws, "seed": a.seed},
+        }),
+    )?;
 
     // Sampling.
     let total_iters = (a.chains * (a.warmup + a.draws)) as u64;
@@ -250,6 +290,13 @@ pub fn run(a: &RunArgs) -> Result<(), CliError> {
                 let bar = bar.clone();
                 let sampler = a.sampler.as_str();
                 let (warmup, draws, seed) = (a.warmup, a.draws, a.seed);
+                let sink = ChainSink {
+                    dir: &a.out,
+                    chain: c,
+                    signed,
+                    extras: extra_names.len(),
+                    stride,
+                };
                 scope.spawn(move || {
                     let (mut chain, mut rng, t_setup) = match prebuilt {
                         Some(p) => p,
@@ -266,7 +313,7 @@ pub fn run(a: &RunArgs) -> Result<(), CliError> {
                             (chain, rng, t.elapsed().as_secs_f64())
                         }
                     };
-                    Ok(run_one(chain.as_mut(), &mut rng, draws, t_setup, &bar))
+                    run_one(chain.as_mut(), &mut rng, draws, t_setup, &bar, &sink)
                 })
             })
             .collect();
@@ -284,13 +331,24 @@ pub fn run(a: &RunArgs) -> Result<(), CliError> {
     });
     bar.finish_and_clear();
     let wall_sampling = t_run.elapsed().as_secs_f64();
-    let outputs: Vec<ChainOutput> = outputs.into_iter().collect::<Result<_, _>>()?;
+    let outputs: Vec<ChainOutput> = match outputs.into_iter().collect::<Result<_, _>>() {
+        Ok(o) => o,
+        Err(e) => {
+            remove_parts(&a.out, a.chains);
+            return Err(e);
+        }
+    };
 
-    // Output files.
+    // Output files: the parts joined, the summary, run.json last.
     let out = &a.out;
-    write_draws(out, &param_names, signed, &outputs)?;
+    assemble(
+        out,
+        "draws.csv",
+        &draws_header(&param_names, signed),
+        a.chains,
+    )?;
+    assemble(out, "stats.csv", &stats_header(&extra_names), a.chains)?;
     let summaries = write_summary(out, &param_names, signed, &outputs)?;
-    write_stats(out, &extra_names, &outputs)?;
     let ksd = ksd_json(model.as_ref(), &outputs, signed, a.ksd_draws);
     let warnings = health_warnings(&param_names, &summaries, &outputs);
     for w in &warnings {
@@ -314,6 +372,7 @@ pub fn run(a: &RunArgs) -> Result<(), CliError> {
         model_seconds,
         ksd,
         warnings: &warnings,
+        stride,
     };
     write_run_json(out, &report)?;
     Ok(())

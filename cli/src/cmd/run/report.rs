@@ -13,7 +13,7 @@ pub(super) fn health_warnings(
         .iter()
         .map(|o| {
             let cols: Vec<&[f64]> = o.draws.iter().map(Vec::as_slice).collect();
-            let divergent = o.stats.iter().filter(|s| s.divergent).count();
+            let divergent = o.totals.divergences;
             diag::health::ChainHealth::from_columns(&cols, divergent)
         })
         .collect();

@@ -23,6 +23,8 @@ pub(super) struct RunReport<'a> {
     pub(super) ksd: serde_json::Value,
     /// Convergence warnings ([`health_warnings`]), also printed on stderr.
     pub(super) warnings: &'a [String],
+    /// Every how many draws the summary's in-memory draws were kept ([`keep_stride`]).
+    pub(super) stride: usize,
 }
 
 /// Every schema parameter with the value in force: the user's, or the default (`auto` when the
@@ -75,9 +77,9 @@ pub(super) fn write_run_json(dir: &Path, r: &RunReport<'_>) -> Result<(), CliErr
         warm.grad_evals += o.warmup.grad_evals;
         setup.lik_evals += o.setup.lik_evals;
         setup.grad_evals += o.setup.grad_evals;
-        divergences += o.stats.iter().filter(|s| s.divergent).count() as u64;
-        accept += o.stats.iter().map(|s| s.accept_prob).sum::<f64>();
-        kept += o.stats.len();
+        divergences += o.totals.divergences as u64;
+        accept += o.totals.accept_sum;
+        kept += o.totals.kept;
     }
     // The reparametrisation's mode search is done once for all chains: set-up cost.
     let reparam = match r.model.reparam_info() {
@@ -133,8 +135,8 @@ pub(super) fn write_run_json(dir: &Path, r: &RunReport<'_>) -> Result<(), CliErr
                 "sampling_seconds": o.t_sampling,
                 "lik_evals": {"setup": o.setup.lik_evals, "warmup": o.warmup.lik_evals, "sampling": o.sampling.lik_evals},
                 "grad_evals": {"setup": o.setup.grad_evals, "warmup": o.warmup.grad_evals, "sampling": o.sampling.grad_evals},
-                "divergences": o.stats.iter().filter(|s| s.divergent).count(),
-                "mean_accept_prob": num(o.stats.iter().map(|s| s.accept_prob).sum::<f64>() / o.stats.len().max(1) as f64),
+                "divergences": o.totals.divergences,
+                "mean_accept_prob": num(o.totals.mean_accept()),
                 "resolved": resolved_json(&o.resolved),
             });
             if r.signed {
@@ -146,6 +148,7 @@ pub(super) fn write_run_json(dir: &Path, r: &RunReport<'_>) -> Result<(), CliErr
         })
         .collect();
     let mut doc = json!({
+        "complete": true,
         "tallmc_version": env!("CARGO_PKG_VERSION"),
         "config": {
             "data": a.data.display().to_string(),
@@ -207,18 +210,21 @@ pub(super) fn write_run_json(dir: &Path, r: &RunReport<'_>) -> Result<(), CliErr
         "reparam": reparam,
         "ksd": r.ksd,
         "warnings": r.warnings,
+        "summary_draws": {
+            "every": r.stride,
+            "note": "summary.csv, ksd and warnings use every draw, or for chains too long to hold in memory every `every`-th draw (draws.csv and stats.csv hold every draw)",
+        },
     });
     if r.signed {
         if let Some(m) = doc.as_object_mut() {
             m.insert("signed".into(), signed_json(r.outputs, r.param_names.len()));
         }
     }
-    let path = dir.join("run.json");
-    let mut w = create(&path)?;
-    serde_json::to_writer_pretty(&mut w, &doc)
-        .map_err(|e| CliError::input(format!("cannot write {}: {e}", path.display())))?;
-    w.write_all(b"\n").map_err(write_err(&path))?;
-    w.flush().map_err(write_err(&path))
+    write_atomically(dir, "run.json", |w, path| {
+        serde_json::to_writer_pretty(&mut *w, &doc)
+            .map_err(|e| CliError::input(format!("cannot write {}: {e}", path.display())))?;
+        w.write_all(b"\n").map_err(write_err(path))
+    })
 }
 
 /// `{"eps": 0.1, "L": 12, ...}` from [`Chain::resolved`] pairs (non-finite values become null).
