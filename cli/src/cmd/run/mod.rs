@@ -6,14 +6,14 @@
 //! Chain c uses the stream `chain_rng(seed, c)` both to build (its starting point) and to step,
 //! so the same seed gives the same draws whatever the thread scheduling.
 
-use super::{io_msg, settings_from, unknown, CliError, ErrorContext};
+use super::{fits_in_memory, io_msg, settings_from, unknown, CliError, ErrorContext};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde_json::json;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
-use tallmc_cli::csvdata::{parse_csv_located, push_f64, push_field, write_header};
+use tallmc_cli::csvdata::{parse_csv_located, push_f64, push_field, shorten, write_header};
 use tallmc_core::chain::{run_chain, Chain, Cost, Phase};
 use tallmc_core::data::DesignSpec;
 use tallmc_core::diag;
@@ -87,6 +87,16 @@ pub struct RunArgs {
 /// Upper bound on `--chains`: one thread each.
 const MAX_CHAINS: usize = 1024;
 
+/// Bytes of the kept draws of `chains` chains of `draws` draws of `dim` parameters (values,
+/// sign and step record per draw); `None` on overflow.
+fn draws_bytes(chains: usize, draws: usize, dim: usize) -> Option<usize> {
+    let per_draw = dim
+        .checked_add(1)?
+        .checked_mul(8)?
+        .checked_add(std::mem::size_of::<StepInfo>())?;
+    per_draw.checked_mul(draws)?.checked_mul(chains)
+}
+
 /// Everything one chain produced.
 struct ChainOutput {
     /// `draws[j][k]`: parameter j at kept draw k.
@@ -117,8 +127,23 @@ pub fn run(a: &RunArgs) -> Result<(), CliError> {
     if a.draws == 0 {
         return Err(CliError::input("--draws: must be at least 1"));
     }
-    if a.draws.checked_add(a.warmup).is_none() {
-        return Err(CliError::input("--warmup: too large"));
+    // Name the option that is out of reach: every kept draw is stored (a step record and at
+    // least one parameter, checked again below with the model's dimension).
+    if !fits_in_memory(draws_bytes(a.chains, a.draws, 1)) {
+        return Err(CliError::input(format!(
+            "--draws: {} draws of {} chains do not fit in memory",
+            a.draws, a.chains
+        )));
+    }
+    if a.warmup
+        .checked_add(a.draws)
+        .and_then(|t| t.checked_mul(a.chains))
+        .is_none()
+    {
+        return Err(CliError::input(format!(
+            "--warmup: {} iterations are too many to count",
+            a.warmup
+        )));
     }
 
     // Data first: its errors name the file, line and column.
@@ -129,11 +154,19 @@ pub fn run(a: &RunArgs) -> Result<(), CliError> {
     let (table, lines) =
         parse_csv_located(&bytes, &data_name).map_err(|e| CliError::input(e.to_string()))?;
     drop(bytes);
-    let columns = || table.names.join(", ");
+    // The columns as a short list (a header may have millions, and names may be long).
+    let columns = || {
+        let mut list: Vec<String> = table.names.iter().take(10).map(|c| shorten(c)).collect();
+        if table.names.len() > 10 {
+            list.push(format!("… {} in all", table.names.len()));
+        }
+        list.join(", ")
+    };
     if let Some(r) = &a.response {
         if table.column_index(r).is_none() {
             return Err(CliError::input(format!(
-                "{data_name}: no column \"{r}\" for --response (columns: {})",
+                "{data_name}: no column \"{}\" for --response (columns: {})",
+                shorten(r),
                 columns()
             )));
         }
@@ -142,18 +175,21 @@ pub fn run(a: &RunArgs) -> Result<(), CliError> {
         for (k, f) in fs.iter().enumerate() {
             if table.column_index(f).is_none() {
                 return Err(CliError::input(format!(
-                    "{data_name}: no column \"{f}\" for --features (columns: {})",
+                    "{data_name}: no column \"{}\" for --features (columns: {})",
+                    shorten(f),
                     columns()
                 )));
             }
             if fs[..k].contains(f) {
                 return Err(CliError::input(format!(
-                    "--features: \"{f}\" is listed twice"
+                    "--features: \"{}\" is listed twice",
+                    shorten(f)
                 )));
             }
             if a.response.as_ref() == Some(f) {
                 return Err(CliError::input(format!(
-                    "--features: \"{f}\" is the response column"
+                    "--features: \"{}\" is the response column",
+                    shorten(f)
                 )));
             }
         }
@@ -222,6 +258,14 @@ pub fn run(a: &RunArgs) -> Result<(), CliError> {
     let t_setup0 = t_build.elapsed().as_secs_f64();
     settings.check_all_used().map_err(|e| ctx.describe(&e))?;
     let param_names = chain0.param_names();
+    if !fits_in_memory(draws_bytes(a.chains, a.draws, param_names.len())) {
+        return Err(CliError::input(format!(
+            "--draws: {} draws of {} parameters in {} chains do not fit in memory",
+            a.draws,
+            param_names.len(),
+            a.chains
+        )));
+    }
     let extra_names: Vec<&'static str> = chain0.extra_names().into_iter().take(4).collect();
     let signed = chain0.signed();
     let exact = chain0.exact();
