@@ -323,7 +323,10 @@ fn positive(settings: &Settings, key: &str, default: f64) -> Result<f64, Error> 
     if v > 0.0 {
         Ok(v)
     } else {
-        Err(Error::setting(key, alloc::format!("{v} must be > 0")))
+        Err(Error::setting(
+            key,
+            alloc::format!("{} must be > 0", crate::settings::number(v)),
+        ))
     }
 }
 
@@ -422,6 +425,15 @@ pub fn gmm_column<'a>(table: &'a Table, spec: &DesignSpec) -> Result<(&'a str, &
             (Some(name), Some(col)) => Ok((name.as_str(), col.as_slice())),
             _ => Err(Error::data("the table has no columns")),
         },
+        // No response named: say so, rather than "no column \"\"".
+        None if spec.response.is_empty() => Err(Error::setting(
+            "response",
+            alloc::format!(
+                "required for model `gmm` on this data: it reads one column, and the data has \
+                 {} columns and none named `x`",
+                table.names.len()
+            ),
+        )),
         None => Err(Error::InvalidData {
             row: None,
             column: Some(spec.response.clone()),
