@@ -130,7 +130,7 @@ pub fn warnings(names: &[String], summaries: &[Summary], chains: &[ChainHealth])
     let runaway: Vec<String> = summaries
         .iter()
         .zip(names)
-        .filter(|(s, _)| !s.mean.is_nan() && !(s.mean.is_finite() && s.sd.is_finite()))
+        .filter(|(s, _)| !(s.mean.is_nan() || (s.mean.is_finite() && s.sd.is_finite())))
         .map(|(s, n)| {
             let size = math::abs(s.q5).max(math::abs(s.q95));
             format!("{n} (|draw| ≈ {})", crate::settings::number(size))
