@@ -107,7 +107,14 @@ impl Settings {
         if v < lo || v > hi {
             return Err(Error::setting(
                 key,
-                alloc::format!("{} is outside [{}, {}]", number(v), number(lo), number(hi)),
+                alloc::format!(
+                    "{} is outside {}{}, {}{}",
+                    number(v),
+                    if lo.is_finite() { '[' } else { '(' },
+                    number(lo),
+                    number(hi),
+                    if hi.is_finite() { ']' } else { ')' }
+                ),
             ));
         }
         Ok(v)
