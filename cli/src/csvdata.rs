@@ -74,9 +74,9 @@ impl fmt::Display for CsvError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}", self.source)?;
         match (&self.line, &self.column) {
-            (Some(l), Some(c)) => write!(f, ": line {l}, column \"{c}\"")?,
+            (Some(l), Some(c)) => write!(f, ": line {l}, column \"{}\"", shorten(c))?,
             (Some(l), None) => write!(f, ": line {l}")?,
-            (None, Some(c)) => write!(f, ": column \"{c}\"")?,
+            (None, Some(c)) => write!(f, ": column \"{}\"", shorten(c))?,
             (None, None) => {}
         }
         f.write_str(": ")?;
@@ -103,11 +103,14 @@ impl fmt::Display for CsvError {
                 if *got == 1 { "" } else { "s" }
             ),
             CsvErrorKind::EmptyCell => f.write_str("empty cell (missing values are not supported)"),
-            CsvErrorKind::NotANumber { value } => write!(f, "\"{value}\" is not a number"),
+            CsvErrorKind::NotANumber { value } => {
+                write!(f, "\"{}\" is not a number", shorten(value))
+            }
             CsvErrorKind::NotFinite { value } => {
                 write!(
                     f,
-                    "\"{value}\" is not a finite number (NaN and infinities are not allowed)"
+                    "\"{}\" is not a finite number (NaN and infinities are not allowed)",
+                    shorten(value)
                 )
             }
             CsvErrorKind::NotUtf8 => f.write_str("not valid UTF-8 text"),
@@ -183,6 +186,9 @@ pub fn parse_csv_located(bytes: &[u8], source_name: &str) -> Result<(Table, RowL
     let mut counter = LineCounter::new(bytes);
     let header_line = counter.line_at(&rec);
     let mut names: Vec<String> = Vec::with_capacity(rec.len());
+    // Name → first position: the duplicate check is linear in the number of columns.
+    let mut seen: std::collections::HashMap<&str, usize> =
+        std::collections::HashMap::with_capacity(rec.len());
     for (j, cell) in rec.iter().enumerate() {
         let name = std::str::from_utf8(cell).map_err(|_| {
             err(
@@ -202,7 +208,7 @@ pub fn parse_csv_located(bytes: &[u8], source_name: &str) -> Result<(Table, RowL
                 CsvErrorKind::EmptyColumnName { position: j + 1 },
             ));
         }
-        if let Some(k) = names.iter().position(|n| n == name) {
+        if let Some(&k) = seen.get(name) {
             return Err(err(
                 source_name,
                 Some(header_line),
@@ -212,6 +218,7 @@ pub fn parse_csv_located(bytes: &[u8], source_name: &str) -> Result<(Table, RowL
                 },
             ));
         }
+        seen.insert(name, j);
         names.push(name.to_string());
     }
     if names.iter().all(|n| n.parse::<f64>().is_ok()) {
@@ -327,7 +334,7 @@ fn parse_cell(cell: &[u8]) -> Result<f64, CsvErrorKind> {
     match text.parse::<f64>() {
         Ok(v) if v.is_finite() => Ok(v),
         Ok(_) => Err(CsvErrorKind::NotFinite {
-            value: text.to_string(),
+            value: shorten(text),
         }),
         Err(_) => Err(CsvErrorKind::NotANumber {
             value: shorten(text),
@@ -335,8 +342,9 @@ fn parse_cell(cell: &[u8]) -> Result<f64, CsvErrorKind> {
     }
 }
 
-/// Cut a long cell so an error message stays one readable line.
-fn shorten(s: &str) -> String {
+/// Cut a long cell or name (to 40 characters and `…`) so an error message stays one readable
+/// line.
+pub fn shorten(s: &str) -> String {
     const MAX: usize = 40;
     if s.chars().count() <= MAX {
         s.to_string()

@@ -721,9 +721,12 @@ fn unconverged_runs_warn_and_converged_runs_do_not() {
         (w, String::from_utf8_lossy(&o.stderr).to_string())
     };
     let (w, stderr) = go("rwmh", "20", "40");
+    // These random-walk chains never move after 20 warm-up iterations: their ESS is NaN (not
+    // measurable) and they are reported as stuck rather than as short of effective draws.
     assert!(
         w.iter()
-            .any(|l| l.starts_with("effective sample size < 100 for ")),
+            .any(|l| l.starts_with("effective sample size < 100 for ")
+                || l.starts_with("chain 0 is stuck")),
         "{w:?}"
     );
     for l in &w {

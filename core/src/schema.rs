@@ -30,10 +30,22 @@ impl ParamSpec {
         )
     }
 
-    /// A real number in `[min, max]`, the default when absent (`Real` with a finite default).
+    /// A real number in the declared range ([`ParamKind::real_range`]), the default when
+    /// absent (`Real` or `RealOpen` with a finite default).
     pub fn real(&self, s: &Settings) -> Result<f64, Error> {
         match self.kind {
             ParamKind::Real { default, min, max } => s.f64_in(self.key, default, min, max),
+            ParamKind::RealOpen { default, .. } => {
+                let v = s.f64_or(self.key, default)?;
+                match self.kind.real_range() {
+                    Some(r) if r.contains(v) => Ok(v),
+                    Some(r) => Err(Error::setting(
+                        self.key,
+                        alloc::format!("{} is outside {r}", crate::settings::number(v)),
+                    )),
+                    None => Err(self.kind_error("real number")),
+                }
+            }
             _ => Err(self.kind_error("real number")),
         }
     }
@@ -101,6 +113,20 @@ pub enum ParamKind {
         /// Largest allowed value.
         max: f64,
     },
+    /// A real number between `min` and `max` where an end may be open (the bound itself is
+    /// refused), as `(0, 0.5)` or `(0, inf)`; otherwise as [`ParamKind::Real`].
+    RealOpen {
+        /// Default value (NaN: automatic).
+        default: f64,
+        /// Lower bound.
+        min: f64,
+        /// Upper bound.
+        max: f64,
+        /// Whether `min` itself is refused.
+        min_open: bool,
+        /// Whether `max` itself is refused.
+        max_open: bool,
+    },
     /// A whole number in `[min, max]`; `default` 0 with `auto` means "chosen automatically".
     Int {
         /// Default value.
@@ -114,6 +140,81 @@ pub enum ParamKind {
     Choice(&'static [&'static str]),
     /// true/false.
     Bool(bool),
+}
+
+/// The range of a real parameter exactly as validated: each end closed (the bound accepted)
+/// or open (refused). Displays as `[0, 1)`, `(0, inf)`, with readable numbers (`1e-8`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RealRange {
+    /// Lower bound.
+    pub min: f64,
+    /// Whether `min` itself is refused.
+    pub min_open: bool,
+    /// Upper bound.
+    pub max: f64,
+    /// Whether `max` itself is refused.
+    pub max_open: bool,
+}
+
+impl RealRange {
+    /// Whether `v` is accepted.
+    pub fn contains(&self, v: f64) -> bool {
+        let above = if self.min_open {
+            v > self.min
+        } else {
+            v >= self.min
+        };
+        let below = if self.max_open {
+            v < self.max
+        } else {
+            v <= self.max
+        };
+        above && below
+    }
+}
+
+impl core::fmt::Display for RealRange {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        use crate::settings::number;
+        write!(
+            f,
+            "{}{}, {}{}",
+            if self.min_open { '(' } else { '[' },
+            number(self.min),
+            number(self.max),
+            if self.max_open { ')' } else { ']' }
+        )
+    }
+}
+
+impl ParamKind {
+    /// The range of a real parameter as its reader validates it. For `Real`, infinite ends are
+    /// open (only finite numbers are read), and so is the 0 of a `Real` with default NaN and
+    /// min 0 (read by [`ParamSpec::positive_or_auto`]: a number > 0, or auto); `RealOpen`
+    /// states both ends itself (an infinite end may be closed: a reader that takes `inf`).
+    /// `None` for other kinds.
+    pub fn real_range(&self) -> Option<RealRange> {
+        let (min, max, min_open, max_open) = match *self {
+            ParamKind::Real { default, min, max } => {
+                (min, max, default.is_nan() && min == 0.0, false)
+            }
+            ParamKind::RealOpen {
+                min,
+                max,
+                min_open,
+                max_open,
+                ..
+            } => (min, max, min_open, max_open),
+            _ => return None,
+        };
+        let explicit = matches!(self, ParamKind::RealOpen { .. });
+        Some(RealRange {
+            min,
+            min_open: min_open || (!explicit && !min.is_finite()),
+            max,
+            max_open: max_open || (!explicit && !max.is_finite()),
+        })
+    }
 }
 
 /// A sampler as the user sees it.

@@ -9,6 +9,31 @@ use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 use core::cell::RefCell;
 
+/// A user's text cut to 40 characters and `…`, so an error message echoing it stays one
+/// readable line.
+pub fn shorten(s: &str) -> String {
+    const MAX: usize = 40;
+    match s.char_indices().nth(MAX) {
+        None => s.to_string(),
+        Some((end, _)) => {
+            let mut t = s[..end].to_string();
+            t.push('…');
+            t
+        }
+    }
+}
+
+/// A number as a person reads it: plain for moderate magnitudes (`0.25`, `-3`, `1000`), in
+/// exponent form otherwise (`1e300`, `1e-8`, `1e6`); `inf`, `-inf`, `NaN` as such.
+pub fn number(x: f64) -> String {
+    let a = if x < 0.0 { -x } else { x };
+    if x == 0.0 || !x.is_finite() || (1e-4..1e5).contains(&a) {
+        alloc::format!("{x}")
+    } else {
+        alloc::format!("{x:e}")
+    }
+}
+
 /// A bag of user settings, values as strings, parsed on use.
 #[derive(Debug, Clone, Default)]
 pub struct Settings {
@@ -70,7 +95,7 @@ impl Settings {
                 Ok(v) if v.is_finite() => Ok(v),
                 _ => Err(Error::setting(
                     key,
-                    alloc::format!("`{s}` is not a finite number"),
+                    alloc::format!("`{}` is not a finite number", shorten(s)),
                 )),
             },
         }
@@ -82,7 +107,14 @@ impl Settings {
         if v < lo || v > hi {
             return Err(Error::setting(
                 key,
-                alloc::format!("{v} is outside [{lo}, {hi}]"),
+                alloc::format!(
+                    "{} is outside {}{}, {}{}",
+                    number(v),
+                    if lo.is_finite() { '[' } else { '(' },
+                    number(lo),
+                    number(hi),
+                    if hi.is_finite() { ']' } else { ')' }
+                ),
             ));
         }
         Ok(v)
@@ -114,9 +146,12 @@ impl Settings {
     ) -> Result<usize, Error> {
         let v = match self.get_str(key) {
             None => default,
-            Some(s) => s
-                .parse::<usize>()
-                .map_err(|_| Error::setting(key, alloc::format!("`{s}` is not a whole number")))?,
+            Some(s) => s.parse::<usize>().map_err(|_| {
+                Error::setting(
+                    key,
+                    alloc::format!("`{}` is not a whole number", shorten(s)),
+                )
+            })?,
         };
         if v < lo || v > hi {
             return Err(Error::setting(
@@ -144,7 +179,7 @@ impl Settings {
             Some("false" | "0" | "no") => Ok(false),
             Some(s) => Err(Error::setting(
                 key,
-                alloc::format!("`{s}` is not true or false"),
+                alloc::format!("`{}` is not true or false", shorten(s)),
             )),
         }
     }
@@ -161,7 +196,7 @@ impl Settings {
             Some(s) => choices.iter().copied().find(|c| *c == s).ok_or_else(|| {
                 Error::setting(
                     key,
-                    alloc::format!("`{s}` is not one of {}", choices.join(", ")),
+                    alloc::format!("`{}` is not one of {}", shorten(s), choices.join(", ")),
                 )
             }),
         }

@@ -115,7 +115,9 @@ fn registry_entries() {
             .iter()
             .filter(|p| p.key != "error_bound")
             .map(|p| match p.kind {
-                ParamKind::Real { default, .. } => format!("{}={default}", p.key),
+                ParamKind::Real { default, .. } | ParamKind::RealOpen { default, .. } => {
+                    format!("{}={default}", p.key)
+                }
                 ParamKind::Int { default, .. } => format!("{}={default}", p.key),
                 ParamKind::Choice(c) => format!("{}={}", p.key, c[0]),
                 ParamKind::Bool(b) => format!("{}={b}", p.key),

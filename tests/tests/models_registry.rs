@@ -106,8 +106,17 @@ fn registry_lists_every_model_with_unique_keys() {
                 m.name,
                 p.key
             );
-            if let ParamKind::Real { default, min, max } = p.kind {
-                assert!(default >= min && default <= max, "{}: {}", m.name, p.key);
+            if let (
+                ParamKind::Real { default, .. } | ParamKind::RealOpen { default, .. },
+                Some(r),
+            ) = (p.kind, p.kind.real_range())
+            {
+                assert!(
+                    default.is_nan() || r.contains(default),
+                    "{}: {}",
+                    m.name,
+                    p.key
+                );
             }
         }
     }

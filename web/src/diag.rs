@@ -253,11 +253,8 @@ mod tests {
                 .any(|l| l.starts_with("5 of 400 kept draws were divergent")),
             "{w:?}"
         );
-        assert!(
-            w.iter()
-                .any(|l| l.starts_with("R-hat > 1.01 for 1 of 1 parameters (a ")),
-            "{w:?}"
-        );
+        // A chain that never moved makes R-hat NaN (not measurable): the stuck line says it.
+        assert!(!w.iter().any(|l| l.starts_with("R-hat")), "{w:?}");
     }
 
     #[test]

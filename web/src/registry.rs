@@ -13,10 +13,18 @@ fn num(v: f64) -> Value {
 
 fn param_json(p: &ParamSpec) -> Value {
     match p.kind {
-        ParamKind::Real { default, min, max } => json!({
-            "key": p.key, "description": p.description, "kind": "real",
-            "default": num(default), "min": num(min), "max": num(max),
-        }),
+        // min_open / max_open: the bound itself is refused (the range as validated).
+        ParamKind::Real { default, .. } | ParamKind::RealOpen { default, .. } => {
+            let r = p.kind.real_range();
+            json!({
+                "key": p.key, "description": p.description, "kind": "real",
+                "default": num(default),
+                "min": r.map_or(Value::Null, |r| num(r.min)),
+                "max": r.map_or(Value::Null, |r| num(r.max)),
+                "min_open": r.is_some_and(|r| r.min_open),
+                "max_open": r.is_some_and(|r| r.max_open),
+            })
+        }
         // default 0 with min > 0: chosen automatically (null, shown as "auto")
         ParamKind::Int { default, min, max } => json!({
             "key": p.key, "description": p.description, "kind": "int",

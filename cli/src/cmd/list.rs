@@ -17,25 +17,21 @@ pub fn emit(text: &str) -> Result<(), CliError> {
     }
 }
 
-/// One line describing a parameter's type, range and default.
+/// One line describing a parameter's type, range (exactly as validated: `(0, inf)`,
+/// `[0, 1)`) and default, numbers in a readable form (`1e-8`, `1e6`).
 pub fn kind_text(kind: &ParamKind) -> String {
-    fn num(x: f64) -> String {
-        if x == f64::INFINITY {
-            "inf".into()
-        } else if x == f64::NEG_INFINITY {
-            "-inf".into()
-        } else {
-            format!("{x}")
-        }
-    }
+    use tallmc_core::settings::number;
     match *kind {
-        ParamKind::Real { default, min, max } => {
+        ParamKind::Real { default, .. } | ParamKind::RealOpen { default, .. } => {
             let d = if default.is_nan() {
                 "auto".to_string()
             } else {
-                num(default)
+                number(default)
             };
-            format!("real in [{}, {}], default {d}", num(min), num(max))
+            match kind.real_range() {
+                Some(r) => format!("real in {r}, default {d}"),
+                None => format!("real, default {d}"),
+            }
         }
         ParamKind::Int { default, min, max } => {
             let d = if default == 0 && min > 0 {
@@ -48,7 +44,8 @@ pub fn kind_text(kind: &ParamKind) -> String {
             } else {
                 max.to_string()
             };
-            format!("integer in [{min}, {hi}], default {d}")
+            let close = if max == usize::MAX { ')' } else { ']' };
+            format!("integer in [{min}, {hi}{close}, default {d}")
         }
         ParamKind::Choice(words) => format!(
             "one of {}, default {}",

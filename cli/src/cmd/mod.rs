@@ -127,6 +127,7 @@ pub fn unknown(what: &str, name: &str) -> String {
         "sampler" => registry::samplers().iter().map(|s| s.name).collect(),
         _ => Vec::new(),
     };
+    let name = tallmc_core::settings::shorten(name);
     if names.is_empty() {
         format!("unknown {what} `{name}` (none available in this build)")
     } else {
@@ -138,8 +139,12 @@ pub fn unknown(what: &str, name: &str) -> String {
 pub fn settings_from(pairs: &[String]) -> Result<tallmc_core::settings::Settings, CliError> {
     let mut s = tallmc_core::settings::Settings::new();
     for p in pairs {
-        s.insert_pair(p)
-            .map_err(|_| CliError::input(format!("--set {p}: expected key=value")))?;
+        s.insert_pair(p).map_err(|_| {
+            CliError::input(format!(
+                "--set {}: expected key=value",
+                tallmc_core::settings::shorten(p)
+            ))
+        })?;
     }
     Ok(s)
 }
@@ -159,4 +164,11 @@ pub fn io_msg(e: &std::io::Error) -> String {
             }
         }
     }
+}
+
+/// Whether the allocator grants `bytes` now (asked for and given back at once), so that a size
+/// the machine cannot hold is an input error instead of an allocation abort later. `None`
+/// (the size overflowed) does not fit.
+pub(crate) fn fits_in_memory(bytes: Option<usize>) -> bool {
+    bytes.is_some_and(|b| Vec::<u8>::new().try_reserve_exact(b).is_ok())
 }

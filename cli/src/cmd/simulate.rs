@@ -36,6 +36,20 @@ pub fn simulate(a: &SimulateArgs) -> Result<(), CliError> {
         settings: Some(&settings),
         ..Default::default()
     };
+    // The table is built in memory: refuse a size the machine cannot hold (the cells of the
+    // table, and as much again for the rows being drawn) instead of aborting.
+    let columns = match a.model.as_str() {
+        "gmm" | "lgssm" | "sv" | "garch" => 1,
+        "pmf" => 3,
+        _ => a.d.saturating_add(1),
+    };
+    let bytes = a.n.checked_mul(columns).and_then(|c| c.checked_mul(16));
+    if !super::fits_in_memory(bytes) {
+        return Err(CliError::input(format!(
+            "--n: {} rows of {columns} columns do not fit in memory",
+            a.n
+        )));
+    }
     let table = tallmc_core::simulate::simulate(&a.model, a.n, a.d, a.seed, &settings)
         .map_err(|e| ctx.describe(&e))?;
     settings.check_all_used().map_err(|e| ctx.describe(&e))?;

@@ -9,6 +9,7 @@
 //! proposal is far too wide, or a sampler trapped in a region of zero acceptance).
 
 use super::Summary;
+use crate::math;
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -17,7 +18,7 @@ use alloc::vec::Vec;
 pub const RHAT_MAX: f64 = 1.01;
 /// Bulk or tail ESS below this: too few effective draws.
 pub const ESS_MIN: f64 = 100.0;
-/// A chain that moved in fewer than this fraction of its draws is stuck.
+/// A chain that moved in fewer than this fraction of its draws (or never) is stuck.
 pub const MOVED_MIN: f64 = 0.01;
 /// At most this many parameters are named in one warning line.
 const NAMED: usize = 3;
@@ -125,6 +126,25 @@ pub fn warnings(names: &[String], summaries: &[Summary], chains: &[ChainHealth])
             nan.join(", ")
         ));
     }
+    // Finite but overflowing or infinite draws: the chain ran away.
+    let runaway: Vec<String> = summaries
+        .iter()
+        .zip(names)
+        .filter(|(s, _)| !(s.mean.is_nan() || (s.mean.is_finite() && s.sd.is_finite())))
+        .map(|(s, n)| {
+            let size = math::abs(s.q5).max(math::abs(s.q95));
+            format!("{n} (|draw| ≈ {})", crate::settings::number(size))
+        })
+        .collect();
+    if !runaway.is_empty() {
+        let more = if runaway.len() > NAMED { ", …" } else { "" };
+        out.push(format!(
+            "the draws of {}{more} diverged (their spread is not finite): the sampler ran \
+             away and its draws say nothing about the posterior; set a smaller step \
+             (--set step_size=…) or use a sampler with an accept step (nuts, hmc)",
+            runaway[..runaway.len().min(NAMED)].join(", ")
+        ));
+    }
     let total: usize = chains.iter().map(|c| c.draws).sum();
     let divergent: usize = chains.iter().map(|c| c.divergent).sum();
     if divergent > 0 && total > 0 {
@@ -136,7 +156,8 @@ pub fn warnings(names: &[String], summaries: &[Summary], chains: &[ChainHealth])
         ));
     }
     for (c, h) in chains.iter().enumerate() {
-        if h.draws >= 10 && (h.moved as f64) < MOVED_MIN * h.draws as f64 {
+        // `moved` counts the first draw, so a chain that never moved has moved = 1.
+        if h.draws >= 10 && (h.moved <= 1 || (h.moved as f64) < MOVED_MIN * h.draws as f64) {
             out.push(format!(
                 "chain {c} is stuck: it moved in {} of {} kept draws; its proposals are \
                  (almost) always rejected, so its draws say nothing about the posterior; try \
@@ -222,6 +243,28 @@ mod tests {
             w[3].starts_with("chain 1 is stuck: it moved in 4 of 1000"),
             "{}",
             w[3]
+        );
+    }
+
+    /// A chain that never moved in 100 draws (moved = 1: the first draw) is stuck, and a
+    /// summary with an infinite sd names the parameter as diverged.
+    #[test]
+    fn never_moved_and_runaway_chains_are_named() {
+        let names = vec!["a".to_string()];
+        let x = [0.5; 100];
+        let h = ChainHealth::from_columns(&[&x], 0);
+        let w = warnings(&names, &[summary(f64::NAN, f64::NAN)], &[h]);
+        assert!(w
+            .iter()
+            .any(|l| l.starts_with("chain 0 is stuck: it moved in 1 of 100")));
+        let mut s = summary(f64::NAN, f64::NAN);
+        (s.mean, s.sd, s.q5, s.q95) = (3e289, f64::INFINITY, -1e290, 2e289);
+        let w = warnings(&names, &[s], &[healthy(100)]);
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(
+            w[0].starts_with("the draws of a (|draw| ≈ 1e290) diverged"),
+            "{}",
+            w[0]
         );
     }
 

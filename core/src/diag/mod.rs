@@ -20,6 +20,9 @@
 //!   result is NaN.
 //! - **Constant input**: R-hat is NaN (0/0); every ESS equals the number of split draws; MCSE
 //!   is 0. A constant chain among non-constant ones is fine.
+//! - **Summaries** ([`summarize`], [`summarize_signed`]) depart from ArviZ: their MCSE, ESS
+//!   and R-hat are NaN when a chain never moved or a draw or the spread is not finite
+//!   ([`mixing_measurable`]); the standalone functions keep ArviZ's values.
 //! - NaN never panics: invalid input gives NaN, never an error.
 //!
 //! Deviations from ArviZ (documented where they occur): [`quantile`] returns NaN for input with
@@ -521,7 +524,8 @@ impl Summary {
 
 /// Summary of one parameter from its chains: mean, sd (divisor N − 1), type-7 quantiles at
 /// 5/50/95%, and [`mcse_mean`], [`ess_bulk`], [`ess_tail`], [`rhat`] exactly as the standalone
-/// functions (which is `az.rhat`'s folding about the split draws' median; `az.summary` folds
+/// functions — except that these four are NaN when a chain is constant or a draw (or the
+/// spread) is not finite ([`mixing_measurable`]) (which is `az.rhat`'s folding about the split draws' median; `az.summary` folds
 /// about the unsplit median, which differs only for odd chain lengths). Mean, sd and
 /// quantiles are computed for any non-empty NaN-free input, even ragged or short.
 pub fn summarize(chains: &[&[f64]]) -> Summary {
@@ -532,17 +536,45 @@ pub fn summarize(chains: &[&[f64]]) -> Summary {
     let mean = mean(&all);
     let sd = math::sqrt(var(&all, 1.0));
     all.sort_unstable_by(f64::total_cmp);
-    Summary {
-        mean,
-        sd,
-        q5: type7_sorted(&all, 0.05),
-        q50: type7_sorted(&all, 0.5),
-        q95: type7_sorted(&all, 0.95),
-        mcse_mean: mcse_mean(chains),
-        ess_bulk: ess_bulk(chains),
-        ess_tail: ess_tail(chains),
-        rhat: rhat(chains),
+    honest(
+        Summary {
+            mean,
+            sd,
+            q5: type7_sorted(&all, 0.05),
+            q50: type7_sorted(&all, 0.5),
+            q95: type7_sorted(&all, 0.95),
+            mcse_mean: mcse_mean(chains),
+            ess_bulk: ess_bulk(chains),
+            ess_tail: ess_tail(chains),
+            rhat: rhat(chains),
+        },
+        chains,
+    )
+}
+
+/// Whether the chains' mixing can be measured: every draw finite, the spread of all draws
+/// finite (no overflow), and no chain constant. A chain that never moved (every proposal
+/// rejected) or that ran away says nothing about mixing, and its ESS and R-hat are NaN (see
+/// [`summarize`]).
+pub fn mixing_measurable(chains: &[&[f64]]) -> bool {
+    let finite = chains.iter().all(|c| c.iter().all(|v| v.is_finite()));
+    let moved = chains
+        .iter()
+        .all(|c| c.first().is_some_and(|f| c.iter().any(|v| v != f)));
+    finite && moved && math::sqrt(var(&flatten(chains), 1.0)).is_finite()
+}
+
+/// The summary's mixing diagnostics (MCSE, ESS, R-hat) set to NaN when
+/// [`mixing_measurable`] is false. A deviation from ArviZ, which reports the number of draws
+/// as the ESS of constant chains and ranks infinite or overflowing draws like any others.
+fn honest(mut s: Summary, chains: &[&[f64]]) -> Summary {
+    if !mixing_measurable(chains) {
+        s.mcse_mean = f64::NAN;
+        s.ess_bulk = f64::NAN;
+        s.ess_tail = f64::NAN;
+        s.rhat = f64::NAN;
     }
+    s
 }
 
 #[cfg(test)]
@@ -563,6 +595,33 @@ mod tests {
         assert_eq!(z[0][0], 0.0);
         assert!(z[0][2] > 0.0 && z[0][3] < 0.0);
         assert!((z[0][2] + z[0][3]).abs() < 1e-15);
+    }
+
+    /// A chain that never moved (all proposals rejected), one that ran to infinity and one
+    /// whose draws overflow the variance have NaN ESS, R-hat and MCSE in the summary.
+    #[test]
+    fn stuck_or_runaway_chains_have_nan_ess_and_rhat() {
+        let moving: Vec<f64> = (0..100).map(|k| math::sin(k as f64)).collect();
+        let stuck = [0.3; 100];
+        let mut inf = moving.clone();
+        inf[50] = f64::INFINITY;
+        let huge: Vec<f64> = moving.iter().map(|v| v * 1e300).collect();
+        for chains in [
+            vec![&stuck[..]],
+            vec![&stuck[..], &stuck[..]],
+            vec![&moving[..], &stuck[..]],
+            vec![&moving[..], &inf[..]],
+            vec![&huge[..], &huge[..]],
+        ] {
+            let s = summarize(&chains);
+            assert!(s.ess_bulk.is_nan(), "{s:?}");
+            assert!(s.ess_tail.is_nan() && s.rhat.is_nan() && s.mcse_mean.is_nan());
+            let signs = vec![&[1.0; 100][..]; chains.len()];
+            let s = summarize_signed(&chains, &signs);
+            assert!(s.ess_bulk.is_nan() && s.ess_tail.is_nan() && s.rhat.is_nan());
+        }
+        let s = summarize(&[&moving[..], &moving[..]]);
+        assert!(s.ess_bulk.is_finite() && s.rhat.is_finite());
     }
 
     #[test]

@@ -156,17 +156,20 @@ pub fn summarize_signed(chains: &[&[f64]], signs: &[&[f64]]) -> Summary {
     };
     let ess_tail = py_min(tail_ess(q5), tail_ess(q95));
 
-    Summary {
-        mean: mu,
-        sd,
-        q5,
-        q50,
-        q95,
-        mcse_mean,
-        ess_bulk,
-        ess_tail,
-        rhat: rhat(chains),
-    }
+    super::honest(
+        Summary {
+            mean: mu,
+            sd,
+            q5,
+            q50,
+            q95,
+            mcse_mean,
+            ess_bulk,
+            ess_tail,
+            rhat: rhat(chains),
+        },
+        chains,
+    )
 }
 
 #[cfg(test)]

@@ -31,10 +31,12 @@ const PRIOR: ParamSpec = ParamSpec {
 const PRIOR_SCALE: ParamSpec = ParamSpec {
     key: "prior_scale",
     description: "Prior standard deviation of every coefficient, intercept included (> 0)",
-    kind: ParamKind::Real {
+    kind: ParamKind::RealOpen {
         default: DEFAULT_PRIOR_SCALE,
         min: 0.0,
         max: f64::INFINITY,
+        min_open: true,
+        max_open: true,
     },
 };
 const REPARAM: ParamSpec = ParamSpec {
@@ -47,10 +49,12 @@ const REPARAM: ParamSpec = ParamSpec {
 const NOISE_SD: ParamSpec = ParamSpec {
     key: "noise_sd",
     description: "Known noise standard deviation σ (> 0)",
-    kind: ParamKind::Real {
+    kind: ParamKind::RealOpen {
         default: linear::DEFAULT_NOISE_SD,
         min: 0.0,
         max: f64::INFINITY,
+        min_open: true,
+        max_open: true,
     },
 };
 
@@ -76,19 +80,23 @@ pub static MODELS: &[ModelInfo] = &[
             ParamSpec {
                 key: "noise_prior_shape",
                 description: "Gamma prior shape of the noise precision τ (noise=gamma)",
-                kind: ParamKind::Real {
+                kind: ParamKind::RealOpen {
                     default: linear::DEFAULT_NOISE_PRIOR_SHAPE,
                     min: 0.0,
                     max: f64::INFINITY,
+                    min_open: true,
+                    max_open: true,
                 },
             },
             ParamSpec {
                 key: "noise_prior_rate",
                 description: "Gamma prior rate of the noise precision τ (noise=gamma)",
-                kind: ParamKind::Real {
+                kind: ParamKind::RealOpen {
                     default: linear::DEFAULT_NOISE_PRIOR_RATE,
                     min: 0.0,
                     max: f64::INFINITY,
+                    min_open: true,
+                    max_open: true,
                 },
             },
             PRIOR,
@@ -104,19 +112,23 @@ pub static MODELS: &[ModelInfo] = &[
             ParamSpec {
                 key: "nu",
                 description: "Degrees of freedom ν of the Student-t noise (> 0)",
-                kind: ParamKind::Real {
+                kind: ParamKind::RealOpen {
                     default: 4.0,
                     min: 0.0,
                     max: f64::INFINITY,
+                    min_open: true,
+                    max_open: true,
                 },
             },
             ParamSpec {
                 key: "noise_sd",
                 description: "Scale of the Student-t noise (> 0)",
-                kind: ParamKind::Real {
+                kind: ParamKind::RealOpen {
                     default: 1.0,
                     min: 0.0,
                     max: f64::INFINITY,
+                    min_open: true,
+                    max_open: true,
                 },
             },
             PRIOR,
@@ -138,28 +150,34 @@ pub static MODELS: &[ModelInfo] = &[
             ParamSpec {
                 key: "prior_var_1",
                 description: "Prior variance of theta1",
-                kind: ParamKind::Real {
+                kind: ParamKind::RealOpen {
                     default: gmm::DEFAULT_PRIOR_VAR_1,
                     min: 0.0,
                     max: f64::INFINITY,
+                    min_open: true,
+                    max_open: true,
                 },
             },
             ParamSpec {
                 key: "prior_var_2",
                 description: "Prior variance of theta2",
-                kind: ParamKind::Real {
+                kind: ParamKind::RealOpen {
                     default: gmm::DEFAULT_PRIOR_VAR_2,
                     min: 0.0,
                     max: f64::INFINITY,
+                    min_open: true,
+                    max_open: true,
                 },
             },
             ParamSpec {
                 key: "noise_var",
                 description: "Variance σₓ² of each mixture component",
-                kind: ParamKind::Real {
+                kind: ParamKind::RealOpen {
                     default: gmm::DEFAULT_NOISE_VAR,
                     min: 0.0,
                     max: f64::INFINITY,
+                    min_open: true,
+                    max_open: true,
                 },
             },
             ParamSpec {
@@ -186,19 +204,23 @@ pub static MODELS: &[ModelInfo] = &[
             ParamSpec {
                 key: "rho",
                 description: "Correlation ρ of the observations",
-                kind: ParamKind::Real {
+                kind: ParamKind::RealOpen {
                     default: gaussian::DEFAULT_RHO,
                     min: -1.0,
                     max: 1.0,
+                    min_open: true,
+                    max_open: true,
                 },
             },
             ParamSpec {
                 key: "sd",
                 description: "Marginal standard deviation of each coordinate",
-                kind: ParamKind::Real {
+                kind: ParamKind::RealOpen {
                     default: gaussian::DEFAULT_SD,
                     min: 0.0,
                     max: f64::INFINITY,
+                    min_open: true,
+                    max_open: true,
                 },
             },
             PRIOR,
@@ -223,19 +245,23 @@ pub static MODELS: &[ModelInfo] = &[
             ParamSpec {
                 key: "precision",
                 description: "Observation precision β of the ratings (> 0)",
-                kind: ParamKind::Real {
+                kind: ParamKind::RealOpen {
                     default: crate::model::pmf::DEFAULT_PRECISION,
                     min: 0.0,
                     max: f64::INFINITY,
+                    min_open: true,
+                    max_open: true,
                 },
             },
             ParamSpec {
                 key: "prior_precision",
                 description: "Prior precision λ of every factor entry (> 0)",
-                kind: ParamKind::Real {
+                kind: ParamKind::RealOpen {
                     default: crate::model::pmf::DEFAULT_PRIOR_PRECISION,
                     min: 0.0,
                     max: f64::INFINITY,
+                    min_open: true,
+                    max_open: true,
                 },
             },
             ParamSpec {
@@ -276,10 +302,12 @@ const SERIES_PARAMS: &[ParamSpec] = &[
         key: "initial_var",
         description:
             "Variance of the normal initial law (initial=normal; the authors' code uses 10)",
-        kind: ParamKind::Real {
+        kind: ParamKind::RealOpen {
             default: 10.0,
             min: 0.0,
             max: f64::INFINITY,
+            min_open: true,
+            max_open: true,
         },
     },
 ];
@@ -292,28 +320,34 @@ const SERIES_PRIOR_PARAMS: &[ParamSpec] = &[
     ParamSpec {
         key: "phi_prior_scale",
         description: "c in the prior φ | σ ~ N(0, (cσ)²)",
-        kind: ParamKind::Real {
+        kind: ParamKind::RealOpen {
             default: 10.0,
             min: 0.0,
             max: f64::INFINITY,
+            min_open: true,
+            max_open: true,
         },
     },
     ParamSpec {
         key: "inv_shape",
         description: "Shape a of the Gamma(a, b) prior on σ⁻¹ and τ⁻¹",
-        kind: ParamKind::Real {
+        kind: ParamKind::RealOpen {
             default: 101.0,
             min: 0.0,
             max: f64::INFINITY,
+            min_open: true,
+            max_open: true,
         },
     },
     ParamSpec {
         key: "inv_scale",
         description: "Scale b of the Gamma(a, b) prior on σ⁻¹ and τ⁻¹ (default 1/101)",
-        kind: ParamKind::Real {
+        kind: ParamKind::RealOpen {
             default: 1.0 / 101.0,
             min: 0.0,
             max: f64::INFINITY,
+            min_open: true,
+            max_open: true,
         },
     },
 ];
@@ -323,7 +357,10 @@ fn positive(settings: &Settings, key: &str, default: f64) -> Result<f64, Error> 
     if v > 0.0 {
         Ok(v)
     } else {
-        Err(Error::setting(key, alloc::format!("{v} must be > 0")))
+        Err(Error::setting(
+            key,
+            alloc::format!("{} must be > 0", crate::settings::number(v)),
+        ))
     }
 }
 
@@ -422,6 +459,15 @@ pub fn gmm_column<'a>(table: &'a Table, spec: &DesignSpec) -> Result<(&'a str, &
             (Some(name), Some(col)) => Ok((name.as_str(), col.as_slice())),
             _ => Err(Error::data("the table has no columns")),
         },
+        // No response named: say so, rather than "no column \"\"".
+        None if spec.response.is_empty() => Err(Error::setting(
+            "response",
+            alloc::format!(
+                "required for model `gmm` on this data: it reads one column, and the data has \
+                 {} columns and none named `x`",
+                table.names.len()
+            ),
+        )),
         None => Err(Error::InvalidData {
             row: None,
             column: Some(spec.response.clone()),

@@ -898,5 +898,18 @@ pub fn build_chain(
 ) -> Result<Box<dyn Chain>, Error> {
     let cfg = EcsConfig::from_settings(config.settings, signed)?;
     config.settings.check_all_used()?;
+    // A subsample (drawn with replacement) larger than the data costs more than a full pass
+    // and would be allocated up front: refuse it.
+    let n = model.n();
+    let sizes = [
+        (if signed { "m_warmup" } else { "m" }, cfg.m.unwrap_or(0)),
+        ("m", if signed { cfg.m_signed } else { 0 }),
+    ];
+    if let Some((key, m)) = sizes.into_iter().find(|&(_, m)| m > n) {
+        return Err(Error::setting(
+            key,
+            alloc::format!("{m} is more than the {n} rows of the data (m ≤ n)"),
+        ));
+    }
     Ok(Box::new(EcsChain::new(model, cfg, config.warmup, rng)?))
 }

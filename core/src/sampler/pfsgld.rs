@@ -82,10 +82,12 @@ pub(crate) const fn p_ess_threshold(default: f64) -> ParamSpec {
     ParamSpec {
         key: "ess_threshold",
         description: "resample when ESS < κN (κ = 1: at every step)",
-        kind: ParamKind::Real {
+        kind: ParamKind::RealOpen {
             default,
             min: 0.0,
             max: 1.0,
+            min_open: true,
+            max_open: false,
         },
     }
 }

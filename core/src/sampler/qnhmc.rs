@@ -349,13 +349,17 @@ pub const QNHMC_INFO: SamplerInfo = SamplerInfo {
             description: "B₀ = γI: scaled (γ = sᵀy/yᵀy, Nocedal–Wright) or identity (the paper's B₀ = I)",
             kind: ParamKind::Choice(&["scaled", "identity"]),
         },
-        real(
-            "curvature_tol",
-            "δ ∈ [0, 1): skip a BFGS pair unless yᵀs > δ‖s‖‖y‖ (keeps C positive definite)",
-            DEFAULT_CURVATURE_TOL,
-            0.0,
-            1.0,
-        ),
+        ParamSpec {
+            key: "curvature_tol",
+            description: "δ: skip a BFGS pair unless yᵀs > δ‖s‖‖y‖ (keeps C positive definite)",
+            kind: ParamKind::RealOpen {
+                default: DEFAULT_CURVATURE_TOL,
+                min: 0.0,
+                max: 1.0,
+                min_open: false,
+                max_open: true,
+            },
+        },
         real(
             "min_eig",
             "containment: clip the eigenvalues of the dense B to [min_eig, max_eig] after every update (both 0: off; O(d³) per update)",

@@ -61,10 +61,12 @@ const P_RHO: ParamSpec = ParamSpec {
 const P_TRUNC: ParamSpec = ParamSpec {
     key: "truncation",
     description: "full-data MH step when the bound Λ exceeds R (automatic: R = n; inf: never)",
-    kind: ParamKind::Real {
+    kind: ParamKind::RealOpen {
         default: f64::NAN,
         min: 0.0,
         max: f64::INFINITY,
+        min_open: false,
+        max_open: false,
     },
 };
 

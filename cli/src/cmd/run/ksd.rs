@@ -21,7 +21,8 @@ pub(super) fn ksd_draws_rule(
 /// The `ksd` block of run.json: the kernel Stein discrepancy (IMQ kernel, c = 1, β = −½) of
 /// at most K kept draws ([`ksd_draws_rule`]), thinned evenly within each chain ([`diag::ksd::thin_chains`]),
 /// with exact full-data scores computed on up to two threads; sign-weighted for signed
-/// samplers. `null` when `max` is 0; `{"error": …}` when a score is not finite.
+/// samplers. `null` when `max` is 0; `{"error": …}` when a score or the discrepancy is not
+/// finite.
 pub(super) fn ksd_json(
     model: &dyn DataModel,
     outputs: &[ChainOutput],
@@ -90,6 +91,12 @@ pub(super) fn ksd_json(
         ksd::ksd(&kernel, &points, &scores, d)
     };
     match r {
+        // Draws or scores so large that the kernel sums overflow: no discrepancy to report.
+        Ok(r) if !(r.joint.is_finite() && r.thesis.is_finite()) => json!({
+            "error": "the KSD is not finite: the draws or their scores overflow (the chains diverged)",
+            "draws": r.draws,
+            "max_draws": max,
+        }),
         Ok(r) => json!({
             "joint": num(r.joint),
             "thesis": num(r.thesis),

@@ -14,7 +14,7 @@ use serde_json::json;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
-use tallmc_cli::csvdata::{parse_csv_located, push_f64, push_field, write_header};
+use tallmc_cli::csvdata::{parse_csv_located, push_f64, push_field, shorten, write_header};
 use tallmc_core::chain::{run_chain, Chain, Cost, Phase};
 use tallmc_core::data::DesignSpec;
 use tallmc_core::diag;
@@ -132,8 +132,18 @@ pub fn run(a: &RunArgs) -> Result<(), CliError> {
     if a.draws == 0 {
         return Err(CliError::input("--draws: must be at least 1"));
     }
-    if a.draws.checked_add(a.warmup).is_none() {
-        return Err(CliError::input("--warmup: too large"));
+    // Before anything else about sizes: names the option (`--draws` or `--warmup`) that makes
+    // the run too long (u128 arithmetic: no overflow).
+    check_iterations(a)?;
+    if a.warmup
+        .checked_add(a.draws)
+        .and_then(|t| t.checked_mul(a.chains))
+        .is_none()
+    {
+        return Err(CliError::input(format!(
+            "--warmup: {} iterations are too many to count",
+            a.warmup
+        )));
     }
     for (opt, v) in [
         ("--max-memory-gb", a.max_memory_gb),
@@ -145,7 +155,6 @@ pub fn run(a: &RunArgs) -> Result<(), CliError> {
             )));
         }
     }
-    check_iterations(a)?;
 
     // Data first: its errors name the file, line and column.
     let data_name = a.data.display().to_string();
@@ -155,11 +164,19 @@ pub fn run(a: &RunArgs) -> Result<(), CliError> {
     let (table, lines) =
         parse_csv_located(&bytes, &data_name).map_err(|e| CliError::input(e.to_string()))?;
     drop(bytes);
-    let columns = || table.names.join(", ");
+    // The columns as a short list (a header may have millions, and names may be long).
+    let columns = || {
+        let mut list: Vec<String> = table.names.iter().take(10).map(|c| shorten(c)).collect();
+        if table.names.len() > 10 {
+            list.push(format!("… {} in all", table.names.len()));
+        }
+        list.join(", ")
+    };
     if let Some(r) = &a.response {
         if table.column_index(r).is_none() {
             return Err(CliError::input(format!(
-                "{data_name}: no column \"{r}\" for --response (columns: {})",
+                "{data_name}: no column \"{}\" for --response (columns: {})",
+                shorten(r),
                 columns()
             )));
         }
@@ -168,18 +185,21 @@ pub fn run(a: &RunArgs) -> Result<(), CliError> {
         for (k, f) in fs.iter().enumerate() {
             if table.column_index(f).is_none() {
                 return Err(CliError::input(format!(
-                    "{data_name}: no column \"{f}\" for --features (columns: {})",
+                    "{data_name}: no column \"{}\" for --features (columns: {})",
+                    shorten(f),
                     columns()
                 )));
             }
             if fs[..k].contains(f) {
                 return Err(CliError::input(format!(
-                    "--features: \"{f}\" is listed twice"
+                    "--features: \"{}\" is listed twice",
+                    shorten(f)
                 )));
             }
             if a.response.as_ref() == Some(f) {
                 return Err(CliError::input(format!(
-                    "--features: \"{f}\" is the response column"
+                    "--features: \"{}\" is the response column",
+                    shorten(f)
                 )));
             }
         }

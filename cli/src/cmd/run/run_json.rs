@@ -39,8 +39,14 @@ pub(super) fn resolved(
         let v = match given.get(p.key) {
             Some(v) => json!(v),
             None => match p.kind {
-                ParamKind::Real { default, .. } if default.is_nan() => json!("auto"),
-                ParamKind::Real { default, .. } => json!(default),
+                ParamKind::Real { default, .. } | ParamKind::RealOpen { default, .. }
+                    if default.is_nan() =>
+                {
+                    json!("auto")
+                }
+                ParamKind::Real { default, .. } | ParamKind::RealOpen { default, .. } => {
+                    json!(default)
+                }
                 ParamKind::Int { default, min, .. } if default == 0 && min > 0 => json!("auto"),
                 ParamKind::Int { default, .. } => json!(default),
                 ParamKind::Choice(words) => json!(words.first().copied().unwrap_or("")),

@@ -24,10 +24,12 @@ const P_BATCH_AUSTERE: ParamSpec = ParamSpec {
 const P_EPSILON: ParamSpec = ParamSpec {
     key: "epsilon",
     description: "per-look level ε: stop when the t-test p-value is below ε",
-    kind: ParamKind::Real {
+    kind: ParamKind::RealOpen {
         default: 0.005,
         min: 0.0,
         max: 0.5,
+        min_open: true,
+        max_open: true,
     },
 };
 
@@ -40,10 +42,12 @@ const P_DESIGN: ParamSpec = ParamSpec {
 const P_ERROR_BOUND: ParamSpec = ParamSpec {
     key: "error_bound",
     description: "Δ*: bound on a test's probability of a wrong decision (designs conservative and nonconservative)",
-    kind: ParamKind::Real {
+    kind: ParamKind::RealOpen {
         default: 0.1,
         min: 0.0,
         max: 0.5,
+        min_open: true,
+        max_open: true,
     },
 };
 
@@ -60,30 +64,36 @@ const P_BATCH_SUBLHD: ParamSpec = ParamSpec {
 const P_GAMMA: ParamSpec = ParamSpec {
     key: "gamma",
     description: "geometric batch growth factor γ",
-    kind: ParamKind::Real {
+    kind: ParamKind::RealOpen {
         default: 1.5,
         min: 1.0,
         max: f64::INFINITY,
+        min_open: true,
+        max_open: true,
     },
 };
 
 const P_DELTA: ParamSpec = ParamSpec {
     key: "delta",
     description: "total error level δ of the confidence sampler",
-    kind: ParamKind::Real {
+    kind: ParamKind::RealOpen {
         default: 0.01,
         min: 0.0,
         max: 1.0,
+        min_open: true,
+        max_open: true,
     },
 };
 
 const P_P: ParamSpec = ParamSpec {
     key: "p",
     description: "exponent p of the error schedule δ_k = δ(p−1)/(p k^p)",
-    kind: ParamKind::Real {
+    kind: ParamKind::RealOpen {
         default: 2.0,
         min: 1.0,
         max: f64::INFINITY,
+        min_open: true,
+        max_open: true,
     },
 };
 
