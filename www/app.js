@@ -353,7 +353,8 @@ async function getData(f) {
   if (f.dataset === 'csv') {
     if (!state.data || !state.data.key.startsWith('csv:')) {
       if (state.dataPending) return state.dataPending;
-      throw new Error('choose a CSV file first');
+      // The last file failed to load: its parse error says more than "choose a file".
+      throw new Error(state.dataError ?? 'choose a CSV file first');
     }
     return state.data;
   }
@@ -375,6 +376,9 @@ async function onFile() {
   clearError();
   $('data-info').textContent = `reading ${file.name}…`;
   state.data = null;
+  state.dataError = null;
+  // No columns until this file is read: never the previous file's.
+  setColumns([], false);
   const p = (async () => {
     const bytes = await file.arrayBuffer();
     const key = `csv:${file.name}:${file.size}:${file.lastModified}:${++state.msgId}`;
@@ -389,6 +393,7 @@ async function onFile() {
     await p;
   } catch (e) {
     $('data-info').textContent = `${file.name}: not loaded`;
+    if (state.dataPending === p) state.dataError = e.message;
     showError(e.message);
   } finally {
     if (state.dataPending === p) state.dataPending = null;

@@ -72,6 +72,30 @@ test('malformed CSV files show the line, and a following valid run succeeds', as
   await page.close();
 });
 
+test('a bad CSV after a good one: no stale columns, and Run keeps the parse error', async () => {
+  const { page, errors } = await openPage(env, '?dataset=csv&model=logistic&sampler=nuts&chains=1&warmup=50&draws=50&seed=1');
+  await upload(page, 'good.csv', makeCsv(100));
+  await page.waitForFunction(() => /good\.csv: 100 rows/.test(document.querySelector('[data-testid=data-info]').textContent),
+    null, { timeout: 20000 });
+  const columns = () => page.evaluate(() => ({
+    response: [...document.querySelectorAll('#response option')].map((o) => o.value),
+    features: [...document.querySelectorAll('#features input')].map((c) => c.value),
+  }));
+  assert.deepEqual((await columns()).response, ['x1', 'x2', 'y']);
+  await upload(page, 'bad.csv', 'a,b,c\n1,2,3\n4,oops,6\n');
+  await page.waitForFunction(() => /bad\.csv: not loaded/.test(document.querySelector('[data-testid=data-info]').textContent),
+    null, { timeout: 20000 });
+  const parseError = await errorText(page);
+  assert.match(parseError, /bad\.csv: line 3, column "b".*oops/);
+  // The old file's columns are gone (neither the good file's nor a half-read one's).
+  assert.deepEqual(await columns(), { response: [], features: [] });
+  await page.click('[data-testid=run-button]');
+  assert.equal(await waitForEnd(page, 20000), 'error');
+  assert.equal(await errorText(page), parseError);
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
 test('uploaded CSV: draws and means bit-identical to `tallmc run`', async () => {
   assert.ok(fs.existsSync(CLI), `${CLI} is missing: run \`make build\` (cargo build --release -p tallmc) first`);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tallmc-web-'));
