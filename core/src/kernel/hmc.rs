@@ -9,7 +9,7 @@
 //! Neal, R. M. (2011). MCMC using Hamiltonian dynamics. Handbook of MCMC, ch. 5.
 
 use super::leapfrog::{leapfrog, PhasePoint};
-use super::{accept_prob, Adaptable, Kernel, KernelInfo, Metric, StepInfo, Tunable};
+use super::{accept_prob, Adaptable, Kernel, KernelInfo, Metric, StepInfo};
 use crate::cost::Cost;
 use crate::error::Error;
 use crate::model::LogDensity;
@@ -119,8 +119,7 @@ impl<T: LogDensity + ?Sized> Kernel<T> for Hmc {
                 break;
             }
         }
-        let a = if divergent { 0.0 } else { accept_prob(h0 - h) };
-        let accepted = !divergent && uniform(rng) < a;
+        let (a, accepted) = super::metropolis(rng, divergent, || h0 - h);
         let energy = if accepted {
             *state = z;
             h
@@ -142,20 +141,7 @@ impl<T: LogDensity + ?Sized> Kernel<T> for Hmc {
     }
 }
 
-impl Tunable for Hmc {
-    fn step_size(&self) -> f64 {
-        self.step_size
-    }
-    fn set_step_size(&mut self, eps: f64) {
-        self.step_size = eps;
-    }
-    fn metric(&self) -> &Metric {
-        &self.metric
-    }
-    fn set_metric(&mut self, metric: Metric) {
-        self.metric = metric;
-    }
-}
+impl_tunable_fields!(Hmc);
 
 impl<T: LogDensity + ?Sized> KernelInfo<T> for Hmc {}
 

@@ -9,6 +9,27 @@ pub use crate::cost::Cost;
 use crate::error::Error;
 use crate::rng::{ChainRng, Rng};
 
+/// `impl Tunable` for a kernel that keeps its step size and metric as the plain fields
+/// `step_size: f64` and `metric: Metric` (defined before the kernel modules so they can use it).
+macro_rules! impl_tunable_fields {
+    ($kernel:ty) => {
+        impl $crate::kernel::Tunable for $kernel {
+            fn step_size(&self) -> f64 {
+                self.step_size
+            }
+            fn set_step_size(&mut self, eps: f64) {
+                self.step_size = eps;
+            }
+            fn metric(&self) -> &$crate::kernel::Metric {
+                &self.metric
+            }
+            fn set_metric(&mut self, metric: $crate::kernel::Metric) {
+                self.metric = metric;
+            }
+        }
+    };
+}
+
 pub mod hmc;
 pub mod hmcecs;
 pub mod leapfrog;
@@ -167,6 +188,25 @@ pub fn accept_prob(log_ratio: f64) -> f64 {
     } else {
         crate::math::exp(log_ratio)
     }
+}
+
+/// The Metropolis decision shared by the exact kernels: acceptance probability
+/// a = min(1, exp(log_ratio())) (0 for a divergent proposal, whose ratio is then not computed)
+/// and whether a uniform draw falls below it. A divergent proposal draws no uniform, so the
+/// random stream is the same as when each kernel wrote this inline.
+#[inline]
+pub(crate) fn metropolis<R: Rng + ?Sized>(
+    rng: &mut R,
+    divergent: bool,
+    log_ratio: impl FnOnce() -> f64,
+) -> (f64, bool) {
+    let a = if divergent {
+        0.0
+    } else {
+        accept_prob(log_ratio())
+    };
+    let accepted = !divergent && crate::rng::uniform(rng) < a;
+    (a, accepted)
 }
 
 /// Check a step size: finite and > 0.

@@ -404,8 +404,7 @@ impl<T: LogDensity + ?Sized> Kernel<T> for Qnhmc {
         if !divergent && (!h.is_finite() || h - h0 > MAX_ENERGY_ERROR) {
             divergent = true;
         }
-        let a = if divergent { 0.0 } else { accept_prob(h0 - h) };
-        let accepted = !divergent && uniform(rng) < a;
+        let (a, accepted) = super::metropolis(rng, divergent, || h0 - h);
         let energy = if accepted {
             if self.pairs == PairSource::Sample {
                 let old = &state.point;
