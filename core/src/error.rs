@@ -59,6 +59,18 @@ impl Error {
             msg: msg.into(),
         }
     }
+    /// `Ok` when `got == expected`, else [`Error::Dimension`] for `what`.
+    pub fn check_dim(what: &'static str, expected: usize, got: usize) -> Result<(), Self> {
+        if got == expected {
+            Ok(())
+        } else {
+            Err(Error::Dimension {
+                what,
+                expected,
+                got,
+            })
+        }
+    }
     /// Shorthand for [`Error::InvalidData`] without row or column.
     pub fn data(msg: impl Into<String>) -> Self {
         Error::InvalidData {
