@@ -89,16 +89,8 @@ impl StepSizeWarmup {
     {
         let mut cost = Cost::default();
         let dual = if adapt {
-            let (eps, c) = find_reasonable_step_size(
-                kernel,
-                rng,
-                target,
-                state,
-                kernel.step_size(),
-                target_accept,
-            );
+            let (eps, c) = retune(kernel, rng, target, state, target_accept);
             cost += c;
-            kernel.set_step_size(eps);
             Some(DualAveraging::new(target_accept, eps))
         } else {
             None
@@ -136,16 +128,8 @@ impl StepSizeWarmup {
     {
         let mut cost = Cost::default();
         if let Some(da) = self.dual.as_mut() {
-            let (eps, c) = find_reasonable_step_size(
-                kernel,
-                rng,
-                target,
-                state,
-                kernel.step_size(),
-                self.target_accept,
-            );
+            let (eps, c) = retune(kernel, rng, target, state, self.target_accept);
             cost += c;
-            kernel.set_step_size(eps);
             da.restart(eps);
         }
         cost
@@ -160,6 +144,32 @@ impl StepSizeWarmup {
             }
         }
     }
+}
+
+/// The heuristic from the kernel's current step size; sets and returns the new one with the
+/// probes' cost.
+fn retune<K, T, R>(
+    kernel: &mut K,
+    rng: &mut R,
+    target: &T,
+    state: &K::State,
+    target_accept: f64,
+) -> (f64, Cost)
+where
+    K: Adaptable<T>,
+    T: ?Sized,
+    R: Rng + ?Sized,
+{
+    let (eps, c) = find_reasonable_step_size(
+        kernel,
+        rng,
+        target,
+        state,
+        kernel.step_size(),
+        target_accept,
+    );
+    kernel.set_step_size(eps);
+    (eps, c)
 }
 
 /// Check a target acceptance statistic: in (0, 1).
