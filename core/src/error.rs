@@ -71,6 +71,17 @@ impl Error {
             })
         }
     }
+    /// `Ok(value)` when the setting `key` is positive and finite, else [`Error::InvalidSetting`].
+    pub fn check_positive(key: &str, value: f64) -> Result<f64, Self> {
+        if value > 0.0 && value.is_finite() {
+            Ok(value)
+        } else {
+            Err(Error::setting(
+                key,
+                alloc::format!("{value} is not a positive finite number"),
+            ))
+        }
+    }
     /// Shorthand for [`Error::InvalidData`] without row or column.
     pub fn data(msg: impl Into<String>) -> Self {
         Error::InvalidData {
