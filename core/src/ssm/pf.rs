@@ -235,13 +235,7 @@ impl ParticleFilter {
         rng: &mut ChainRng,
     ) -> Result<PfSummary, Error> {
         let p = model.dim();
-        if theta.len() != p {
-            return Err(Error::Dimension {
-                what: "theta",
-                expected: p,
-                got: theta.len(),
-            });
-        }
+        Error::check_dim("theta", p, theta.len())?;
         if let Some(ScoreSpec {
             weights: Some(w), ..
         }) = score
