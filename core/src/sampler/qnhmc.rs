@@ -331,12 +331,8 @@ pub const QNHMC_INFO: SamplerInfo = SamplerInfo {
             0.0,
             f64::INFINITY,
         ),
-        ParamSpec {
-            key: "init",
-            description: "starting point: random (uniform(−r, r) per coordinate), zero, model (the model's own)",
-            kind: ParamKind::Choice(&["random", "zero", "model"]),
-        },
-        real("init_radius", "r of the random starting point uniform(−r, r)", 2.0, 0.0, 1e6),
+        super::P_INIT,
+        super::P_INIT_RADIUS,
     ],
 };
 
@@ -439,8 +435,7 @@ pub fn build_chain(
     let s = config.settings;
     let d = model.dim();
     let opts = options_from_settings(s, d)?;
-    let init = QNHMC_INFO.param("init")?.choice(s)?;
-    let radius = QNHMC_INFO.param("init_radius")?.real(s)?;
+    let (init, radius) = super::start_from_settings(s)?;
     s.check_all_used()?;
     let names = model.param_names();
     let chain = super::at_start(init, radius, model.as_ref(), rng, |position, rng| {
