@@ -171,13 +171,6 @@ impl<T: LogDensity + ?Sized> Adaptable<T> for Mala {
         } else {
             0.0
         };
-        let e = target.evals_per_call();
-        (
-            a,
-            Cost {
-                lik_evals: e,
-                grad_evals: e,
-            },
-        )
+        (a, Cost::value_and_grad(target.evals_per_call()))
     }
 }

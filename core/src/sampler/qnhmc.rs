@@ -169,11 +169,7 @@ impl<T: LogDensity> Driver<Qnhmc, T, QnWarmup> {
             opts.pairs,
         )?;
         let state = kernel.init(&target, position)?;
-        let e = target.evals_per_call();
-        let mut setup = Cost {
-            lik_evals: e,
-            grad_evals: e,
-        };
+        let mut setup = Cost::value_and_grad(target.evals_per_call());
         // An automatic step size starts the heuristic from the kernel's ε = 1.
         let (step, c) =
             StepSizeWarmup::start(&mut kernel, rng, &target, &state, opts.target_accept, auto);
