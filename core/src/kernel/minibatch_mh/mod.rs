@@ -142,11 +142,18 @@ impl MinibatchMh {
         perm: &mut [usize],
     ) -> TestOutcome {
         let diffs = cv::StepDiffs::new(model, theta, proposal, None);
-        self.test_diffs(rng, &diffs, lp0, lp1, perm)
+        self.decide(rng, &diffs, lp0, lp1, perm)
     }
+}
 
-    /// [`MinibatchMh::test`] on given per-datum differences.
-    pub fn test_diffs<R: Rng + ?Sized>(
+impl MinibatchTest for MinibatchMh {
+    fn step_size(&self) -> f64 {
+        self.step_size
+    }
+    fn temperature(&self) -> f64 {
+        self.temperature
+    }
+    fn decide<R: Rng + ?Sized>(
         &self,
         rng: &mut R,
         diffs: &cv::StepDiffs<'_>,
@@ -216,25 +223,6 @@ impl MinibatchMh {
                 return out;
             }
         }
-    }
-}
-
-impl MinibatchTest for MinibatchMh {
-    fn step_size(&self) -> f64 {
-        self.step_size
-    }
-    fn temperature(&self) -> f64 {
-        self.temperature
-    }
-    fn decide<R: Rng + ?Sized>(
-        &self,
-        rng: &mut R,
-        diffs: &cv::StepDiffs<'_>,
-        lp0: f64,
-        lp1: f64,
-        perm: &mut [usize],
-    ) -> TestOutcome {
-        self.test_diffs(rng, diffs, lp0, lp1, perm)
     }
 }
 
