@@ -17,13 +17,7 @@ pub struct Table {
 impl Table {
     /// A table from named columns; all columns must have the same length and finite values.
     pub fn new(names: Vec<String>, columns: Vec<Vec<f64>>) -> Result<Self, Error> {
-        if names.len() != columns.len() {
-            return Err(Error::Dimension {
-                what: "column names",
-                expected: columns.len(),
-                got: names.len(),
-            });
-        }
+        Error::check_dim("column names", columns.len(), names.len())?;
         let n = columns.first().map_or(0, |c| c.len());
         for (name, c) in names.iter().zip(&columns) {
             if c.len() != n {

@@ -220,20 +220,8 @@ pub(crate) fn check_step_size(eps: f64) -> Result<(), Error> {
 
 /// Check a starting position against the target's dimension.
 pub(crate) fn check_position(d: usize, position: &[f64], metric: &Metric) -> Result<(), Error> {
-    if position.len() != d {
-        return Err(Error::Dimension {
-            what: "position",
-            expected: d,
-            got: position.len(),
-        });
-    }
-    if metric.dim() != d {
-        return Err(Error::Dimension {
-            what: "metric",
-            expected: d,
-            got: metric.dim(),
-        });
-    }
+    Error::check_dim("position", d, position.len())?;
+    Error::check_dim("metric", d, metric.dim())?;
     if position.iter().any(|x| !x.is_finite()) {
         return Err(Error::NonFiniteStart);
     }

@@ -97,13 +97,7 @@ impl GaussianMean {
         if d == 0 {
             return Err(Error::data("the gaussian model needs at least one column"));
         }
-        if names.len() != d {
-            return Err(Error::Dimension {
-                what: "parameter names",
-                expected: d,
-                got: names.len(),
-            });
-        }
+        Error::check_dim("parameter names", d, names.len())?;
         let n = y.len() / d;
         if n * d != y.len() {
             return Err(Error::Dimension {

@@ -240,13 +240,7 @@ impl ParticleFilter {
             weights: Some(w), ..
         }) = score
         {
-            if w.len() != y.len() {
-                return Err(Error::Dimension {
-                    what: "score weights",
-                    expected: y.len(),
-                    got: w.len(),
-                });
-            }
+            Error::check_dim("score weights", y.len(), w.len())?;
         }
         let n = self.config.particles;
         let nf = n as f64;

@@ -276,13 +276,7 @@ impl<M: MinibatchTest> Kernel<Arc<dyn DataModel>> for MinibatchRw<M> {
                 ),
             ));
         }
-        if position.len() != d {
-            return Err(Error::Dimension {
-                what: "position",
-                expected: d,
-                got: position.len(),
-            });
-        }
+        Error::check_dim("position", d, position.len())?;
         let lp = model.log_prior(position);
         if !lp.is_finite() || position.iter().any(|x| !x.is_finite()) {
             return Err(Error::NonFiniteStart);

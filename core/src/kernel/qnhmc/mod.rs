@@ -220,13 +220,7 @@ impl Qnhmc {
     ) -> Result<Self, Error> {
         super::hmc::check_static(step_size, n_steps, jitter)?;
         let d = precond.dim();
-        if momentum.dim() != d {
-            return Err(Error::Dimension {
-                what: "momentum metric",
-                expected: d,
-                got: momentum.dim(),
-            });
-        }
+        Error::check_dim("momentum metric", d, momentum.dim())?;
         if scheme == Scheme::Mass && d > MASS_MAX_D {
             return Err(Error::setting(
                 "precondition",
