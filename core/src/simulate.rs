@@ -119,25 +119,21 @@ fn check_d(d: usize) -> Result<(), Error> {
 /// Draw the true parameters from the start of `rng`.
 fn draw_theta(model: &str, d: usize, rng: &mut ChainRng) -> Vec<f64> {
     let slopes = d.saturating_sub(1).max(1) as f64;
+    // Intercept ~ N(m₀, s₀²), each slope ~ N(0, (s / √slopes)²).
+    let mut glm = |(m0, s0): (f64, f64), s: f64| -> Vec<f64> {
+        (0..d)
+            .map(|j| {
+                if j == 0 {
+                    normal(rng, m0, s0)
+                } else {
+                    normal(rng, 0.0, s / math::sqrt(slopes))
+                }
+            })
+            .collect()
+    };
     match model {
-        "logistic" => (0..d)
-            .map(|j| {
-                if j == 0 {
-                    normal(rng, 0.0, 0.5)
-                } else {
-                    normal(rng, 0.0, 1.5 / math::sqrt(slopes))
-                }
-            })
-            .collect(),
-        "poisson" => (0..d)
-            .map(|j| {
-                if j == 0 {
-                    normal(rng, 1.0, 0.25)
-                } else {
-                    normal(rng, 0.0, 0.5 / math::sqrt(slopes))
-                }
-            })
-            .collect(),
+        "logistic" => glm((0.0, 0.5), 1.5),
+        "poisson" => glm((1.0, 0.25), 0.5),
         "gmm" => gmm::TRUE_THETA.to_vec(),
         "lgssm" => {
             let t = crate::ssm::lgssm::TRUTH;
