@@ -437,15 +437,7 @@ pub fn gaussian_from_table(
     };
     let rho = settings.f64_or("rho", gaussian::DEFAULT_RHO)?;
     let sd = settings.f64_or("sd", gaussian::DEFAULT_SD)?;
-    let cols: Vec<String> = match &design.features {
-        Some(f) => f.clone(),
-        None => table
-            .names
-            .iter()
-            .filter(|c| **c != design.response)
-            .cloned()
-            .collect(),
-    };
+    let cols = design.feature_names(table);
     if cols.is_empty() {
         return Err(Error::data("the gaussian model needs at least one column"));
     }
