@@ -11,6 +11,14 @@ pub struct Cost {
 }
 
 impl Cost {
+    /// `evals` joint value-and-gradient per-datum evaluations: counted in both.
+    pub fn value_and_grad(evals: u64) -> Cost {
+        Cost {
+            lik_evals: evals,
+            grad_evals: evals,
+        }
+    }
+
     /// Full-data-pass equivalents: max(likelihood, gradient) evaluations / n
     /// (a joint value-and-gradient evaluation of one datum touches it once).
     pub fn full_passes(&self, n: usize) -> f64 {

@@ -17,13 +17,7 @@ pub struct Table {
 impl Table {
     /// A table from named columns; all columns must have the same length and finite values.
     pub fn new(names: Vec<String>, columns: Vec<Vec<f64>>) -> Result<Self, Error> {
-        if names.len() != columns.len() {
-            return Err(Error::Dimension {
-                what: "column names",
-                expected: columns.len(),
-                got: names.len(),
-            });
-        }
+        Error::check_dim("column names", columns.len(), names.len())?;
         let n = columns.first().map_or(0, |c| c.len());
         for (name, c) in names.iter().zip(&columns) {
             if c.len() != n {
@@ -95,6 +89,22 @@ pub struct DesignSpec {
     pub standardize: bool,
 }
 
+impl DesignSpec {
+    /// The feature columns of `t`: the given list, or every column except the response in
+    /// file order.
+    pub fn feature_names(&self, t: &Table) -> Vec<String> {
+        match &self.features {
+            Some(f) => f.clone(),
+            None => t
+                .names
+                .iter()
+                .filter(|c| **c != self.response)
+                .cloned()
+                .collect(),
+        }
+    }
+}
+
 impl Design {
     /// Build a design from a table. Errors name the missing column.
     pub fn from_table(t: &Table, spec: &DesignSpec) -> Result<Self, Error> {
@@ -103,15 +113,7 @@ impl Design {
         if n == 0 {
             return Err(Error::data("the data set has no rows"));
         }
-        let feats: Vec<String> = match &spec.features {
-            Some(f) => f.clone(),
-            None => t
-                .names
-                .iter()
-                .filter(|c| **c != spec.response)
-                .cloned()
-                .collect(),
-        };
+        let feats = spec.feature_names(t);
         let mut cols: Vec<&[f64]> = Vec::with_capacity(feats.len());
         for (k, f) in feats.iter().enumerate() {
             let clash = if *f == spec.response {

@@ -59,6 +59,29 @@ impl Error {
             msg: msg.into(),
         }
     }
+    /// `Ok` when `got == expected`, else [`Error::Dimension`] for `what`.
+    pub fn check_dim(what: &'static str, expected: usize, got: usize) -> Result<(), Self> {
+        if got == expected {
+            Ok(())
+        } else {
+            Err(Error::Dimension {
+                what,
+                expected,
+                got,
+            })
+        }
+    }
+    /// `Ok(value)` when the setting `key` is positive and finite, else [`Error::InvalidSetting`].
+    pub fn check_positive(key: &str, value: f64) -> Result<f64, Self> {
+        if value > 0.0 && value.is_finite() {
+            Ok(value)
+        } else {
+            Err(Error::setting(
+                key,
+                alloc::format!("{value} is not a positive finite number"),
+            ))
+        }
+    }
     /// Shorthand for [`Error::InvalidData`] without row or column.
     pub fn data(msg: impl Into<String>) -> Self {
         Error::InvalidData {

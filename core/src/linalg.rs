@@ -49,13 +49,7 @@ impl Cholesky {
     /// Factor the row-major `d × d` matrix `a` (only its lower triangle is read).
     /// Fails with [`Error::NotPositiveDefinite`] on a non-positive or non-finite pivot.
     pub fn new(a: &[f64], d: usize) -> Result<Self, Error> {
-        if a.len() != d * d {
-            return Err(Error::Dimension {
-                what: "matrix",
-                expected: d * d,
-                got: a.len(),
-            });
-        }
+        Error::check_dim("matrix", d * d, a.len())?;
         let mut l = vec![0.0; d * d];
         for i in 0..d {
             for j in 0..=i {
@@ -181,13 +175,7 @@ pub struct SymmetricEigen {
 ///
 /// Errors: wrong length, a non-finite entry, or no convergence within 100 sweeps.
 pub fn symmetric_eigen(a: &[f64], d: usize) -> Result<SymmetricEigen, Error> {
-    if a.len() != d * d {
-        return Err(Error::Dimension {
-            what: "matrix",
-            expected: d * d,
-            got: a.len(),
-        });
-    }
+    Error::check_dim("matrix", d * d, a.len())?;
     if a.iter().any(|v| !v.is_finite()) {
         return Err(Error::Numerical("eigen: non-finite matrix entry".into()));
     }

@@ -395,6 +395,22 @@ pub fn ln_beta(a: f64, b: f64) -> f64 {
     ln_gamma(a) + ln_gamma(b) - ln_gamma(a + b)
 }
 
+/// One step of the modified Lentz method for a continued-fraction coefficient `aa`:
+/// d ← 1/(1 + aa·d), c ← 1 + aa/c, each kept away from 0 by 10⁻³⁰⁰ before use.
+#[inline]
+fn lentz_step(aa: f64, c: f64, d: f64) -> (f64, f64) {
+    const TINY: f64 = 1e-300;
+    let mut d = 1.0 + aa * d;
+    if abs(d) < TINY {
+        d = TINY;
+    }
+    let mut c = 1.0 + aa / c;
+    if abs(c) < TINY {
+        c = TINY;
+    }
+    (c, 1.0 / d)
+}
+
 /// Continued fraction of the incomplete beta function (modified Lentz), used by [`beta_inc`].
 fn beta_cf(a: f64, b: f64, x: f64) -> f64 {
     const TINY: f64 = 1e-300;
@@ -412,26 +428,10 @@ fn beta_cf(a: f64, b: f64, x: f64) -> f64 {
         let m = m as f64;
         let m2 = 2.0 * m;
         let aa = m * (b - m) * x / ((qam + m2) * (a + m2));
-        d = 1.0 + aa * d;
-        if abs(d) < TINY {
-            d = TINY;
-        }
-        c = 1.0 + aa / c;
-        if abs(c) < TINY {
-            c = TINY;
-        }
-        d = 1.0 / d;
+        (c, d) = lentz_step(aa, c, d);
         h *= d * c;
         let aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2));
-        d = 1.0 + aa * d;
-        if abs(d) < TINY {
-            d = TINY;
-        }
-        c = 1.0 + aa / c;
-        if abs(c) < TINY {
-            c = TINY;
-        }
-        d = 1.0 / d;
+        (c, d) = lentz_step(aa, c, d);
         let del = d * c;
         h *= del;
         if abs(del - 1.0) < 1e-16 {

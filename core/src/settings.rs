@@ -87,6 +87,19 @@ impl Settings {
         self.map.get(key).map(|s| s.as_str())
     }
 
+    /// A finite float > 0, `default` when absent.
+    pub fn positive_or(&self, key: &str, default: f64) -> Result<f64, Error> {
+        let v = self.f64_or(key, default)?;
+        if v > 0.0 {
+            Ok(v)
+        } else {
+            Err(Error::setting(
+                key,
+                alloc::format!("{} must be > 0", number(v)),
+            ))
+        }
+    }
+
     /// A finite float, `default` when absent.
     pub fn f64_or(&self, key: &str, default: f64) -> Result<f64, Error> {
         match self.get_str(key) {

@@ -69,7 +69,7 @@ fn pmf_theta(k: usize, users: usize, items: usize, rng: &mut ChainRng) -> Vec<f6
 fn simulate_pmf(n: usize, k: usize, seed: u64, settings: &Settings) -> Result<Table, Error> {
     let users = settings.usize_in("users", PMF_DEFAULT_USERS, 1, 1_000_000)?;
     let items = settings.usize_in("items", PMF_DEFAULT_ITEMS, 1, 1_000_000)?;
-    let noise = positive(settings, "noise_sd", math::sqrt(0.5))?;
+    let noise = settings.positive_or("noise_sd", math::sqrt(0.5))?;
     if (users + items)
         .checked_mul(k)
         .is_none_or(|d| d > 100_000_000)
@@ -119,25 +119,21 @@ fn check_d(d: usize) -> Result<(), Error> {
 /// Draw the true parameters from the start of `rng`.
 fn draw_theta(model: &str, d: usize, rng: &mut ChainRng) -> Vec<f64> {
     let slopes = d.saturating_sub(1).max(1) as f64;
+    // Intercept ~ N(m₀, s₀²), each slope ~ N(0, (s / √slopes)²).
+    let mut glm = |(m0, s0): (f64, f64), s: f64| -> Vec<f64> {
+        (0..d)
+            .map(|j| {
+                if j == 0 {
+                    normal(rng, m0, s0)
+                } else {
+                    normal(rng, 0.0, s / math::sqrt(slopes))
+                }
+            })
+            .collect()
+    };
     match model {
-        "logistic" => (0..d)
-            .map(|j| {
-                if j == 0 {
-                    normal(rng, 0.0, 0.5)
-                } else {
-                    normal(rng, 0.0, 1.5 / math::sqrt(slopes))
-                }
-            })
-            .collect(),
-        "poisson" => (0..d)
-            .map(|j| {
-                if j == 0 {
-                    normal(rng, 1.0, 0.25)
-                } else {
-                    normal(rng, 0.0, 0.5 / math::sqrt(slopes))
-                }
-            })
-            .collect(),
+        "logistic" => glm((0.0, 0.5), 1.5),
+        "poisson" => glm((1.0, 0.25), 0.5),
         "gmm" => gmm::TRUE_THETA.to_vec(),
         "lgssm" => {
             let t = crate::ssm::lgssm::TRUTH;
@@ -169,15 +165,6 @@ pub fn true_parameters(model: &str, d: usize, seed: u64) -> Result<Vec<f64>, Err
         return Ok(pmf_theta(d, PMF_DEFAULT_USERS, PMF_DEFAULT_ITEMS, &mut rng));
     }
     Ok(draw_theta(model, d, &mut rng))
-}
-
-fn positive(settings: &Settings, key: &str, default: f64) -> Result<f64, Error> {
-    let v = settings.f64_or(key, default)?;
-    if v > 0.0 {
-        Ok(v)
-    } else {
-        Err(Error::setting(key, alloc::format!("{v} must be > 0")))
-    }
 }
 
 /// A Student-t(ν) draw: z / √(χ²_ν/ν), with χ²_ν/ν ~ Gamma(ν/2, scale 2/ν).
@@ -219,7 +206,7 @@ pub fn simulate(
     let theta = draw_theta(model, d, &mut rng);
     match model {
         "gmm" => {
-            let nv = positive(settings, "noise_var", gmm::DEFAULT_NOISE_VAR)?;
+            let nv = settings.positive_or("noise_var", gmm::DEFAULT_NOISE_VAR)?;
             let sd = math::sqrt(nv);
             let x = (0..n)
                 .map(|_| {
@@ -258,12 +245,14 @@ pub fn simulate(
         }
         _ => {
             let noise = match model {
-                "linear" => positive(settings, "noise_sd", crate::model::linear::DEFAULT_NOISE_SD)?,
-                "robust" => positive(settings, "noise_sd", 1.0)?,
+                "linear" => {
+                    settings.positive_or("noise_sd", crate::model::linear::DEFAULT_NOISE_SD)?
+                }
+                "robust" => settings.positive_or("noise_sd", 1.0)?,
                 _ => 1.0,
             };
             let nu = if model == "robust" {
-                positive(settings, "nu", 4.0)?
+                settings.positive_or("nu", 4.0)?
             } else {
                 4.0
             };
@@ -304,10 +293,10 @@ fn simulate_series(model: &str, n: usize, seed: u64, settings: &Settings) -> Res
     let mut rng = chain_rng(seed, 0);
     let y = if model == "garch" {
         let t = crate::ssm::garch::TRUTH_ABG;
-        let alpha = positive(settings, "alpha", t[0])?;
-        let beta = positive(settings, "beta", t[1])?;
-        let gamma = positive(settings, "gamma", t[2])?;
-        let tau = positive(settings, "tau", t[3])?;
+        let alpha = settings.positive_or("alpha", t[0])?;
+        let beta = settings.positive_or("beta", t[1])?;
+        let gamma = settings.positive_or("gamma", t[2])?;
+        let tau = settings.positive_or("tau", t[3])?;
         if beta + gamma >= 1.0 {
             return Err(Error::setting(
                 "beta",
@@ -326,8 +315,8 @@ fn simulate_series(model: &str, n: usize, seed: u64, settings: &Settings) -> Res
         if !(phi.is_finite() && math::abs(phi) < 1.0) {
             return Err(Error::setting("phi", "must be in (−1, 1) (stationarity)"));
         }
-        let sigma = positive(settings, "sigma", t[1])?;
-        let tau = positive(settings, "tau", t[2])?;
+        let sigma = settings.positive_or("sigma", t[1])?;
+        let tau = settings.positive_or("tau", t[2])?;
         let theta = Lgssm::theta(phi, sigma, tau);
         if model == "sv" {
             StochasticVolatility::default()

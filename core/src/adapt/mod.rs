@@ -8,6 +8,6 @@ pub mod welford;
 pub mod windows;
 
 pub use dual_averaging::DualAveraging;
-pub use step_size::find_reasonable_step_size;
+pub use step_size::{check_target_accept, find_reasonable_step_size, StepSizeWarmup};
 pub use welford::{WelfordCov, WelfordVar};
 pub use windows::WindowSchedule;

@@ -59,13 +59,7 @@ impl ControlVariates {
     pub fn new(model: &dyn DataModel, centre: &[f64], order: usize) -> Result<Self, Error> {
         let d = model.dim();
         let n = model.n();
-        if centre.len() != d {
-            return Err(Error::Dimension {
-                what: "control-variate centre",
-                expected: d,
-                got: centre.len(),
-            });
-        }
+        Error::check_dim("control-variate centre", d, centre.len())?;
         if order > 2 {
             return Err(Error::setting(
                 "order",

@@ -114,13 +114,7 @@ impl KDpp {
     /// k·n > [`DPP_MAX_KN`] (every constructor checks this work-space bound).
     pub fn from_eigen(values: &[f64], vectors: &[f64], k: usize) -> Result<Self, Error> {
         let n = values.len();
-        if vectors.len() != n * n {
-            return Err(Error::Dimension {
-                what: "eigenvectors",
-                expected: n * n,
-                got: vectors.len(),
-            });
-        }
+        Error::check_dim("eigenvectors", n * n, vectors.len())?;
         let vmax = values.iter().cloned().fold(0.0f64, f64::max);
         let lambda: Vec<f64> = values
             .iter()

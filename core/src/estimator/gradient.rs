@@ -160,13 +160,7 @@ impl GradientEstimator {
             }
             Subsampler::Uniform(s) => check_batch(n, s.batch(), s.with_replacement())?,
             Subsampler::Preferential { table, batch } => {
-                if table.len() != n {
-                    return Err(Error::Dimension {
-                        what: "preferential weights",
-                        expected: n,
-                        got: table.len(),
-                    });
-                }
+                Error::check_dim("preferential weights", n, table.len())?;
                 check_batch(n, *batch, true)?;
             }
             Subsampler::Dpp { dpp, weights } if dpp.n() != n || weights.len() != n => {
@@ -182,13 +176,7 @@ impl GradientEstimator {
         let centre = match centre {
             None => None,
             Some(c) => {
-                if c.len() != d {
-                    return Err(Error::Dimension {
-                        what: "control-variate centre",
-                        expected: d,
-                        got: c.len(),
-                    });
-                }
+                Error::check_dim("control-variate centre", d, c.len())?;
                 let store = n.checked_mul(d).is_some_and(|nd| nd <= CV_STORE_MAX);
                 let (full, grads) = if store {
                     let g = per_datum_gradients(model, c, None);
@@ -570,20 +558,8 @@ pub fn ps_weights(model: &dyn DataModel, mode: &[f64]) -> Vec<f64> {
 /// Hessians otherwise (O(n d³)). Errors when `mode` or `cov` has the wrong length.
 pub fn cv_ps_weights(model: &dyn DataModel, mode: &[f64], cov: &[f64]) -> Result<Vec<f64>, Error> {
     let (n, d) = (model.n(), model.dim());
-    if mode.len() != d {
-        return Err(Error::Dimension {
-            what: "mode",
-            expected: d,
-            got: mode.len(),
-        });
-    }
-    if cov.len() != d * d {
-        return Err(Error::Dimension {
-            what: "Laplace covariance",
-            expected: d * d,
-            got: cov.len(),
-        });
-    }
+    Error::check_dim("mode", d, mode.len())?;
+    Error::check_dim("Laplace covariance", d * d, cov.len())?;
     if let Some(glm) = model.as_glm() {
         let des = glm.design();
         let fam = glm.family();

@@ -9,7 +9,7 @@
 //! Neal, R. M. (2011). MCMC using Hamiltonian dynamics. Handbook of MCMC, ch. 5.
 
 use super::leapfrog::{leapfrog, PhasePoint};
-use super::{accept_prob, Adaptable, Kernel, KernelInfo, Metric, StepInfo, Tunable};
+use super::{accept_prob, Adaptable, Kernel, KernelInfo, Metric, StepInfo};
 use crate::cost::Cost;
 use crate::error::Error;
 use crate::model::LogDensity;
@@ -31,13 +31,7 @@ pub struct Hmc {
 impl Hmc {
     /// A kernel with step size ε > 0, `n_steps` ≥ 1 leapfrog steps and jitter j ∈ [0, 1).
     pub fn new(step_size: f64, metric: Metric, n_steps: usize, jitter: f64) -> Result<Self, Error> {
-        super::check_step_size(step_size)?;
-        if n_steps == 0 {
-            return Err(Error::setting("L", "must be at least 1"));
-        }
-        if !(0.0..1.0).contains(&jitter) {
-            return Err(Error::setting("jitter", "must be in [0, 1)"));
-        }
+        check_static(step_size, n_steps, jitter)?;
         Ok(Hmc {
             step_size,
             metric,
@@ -49,6 +43,29 @@ impl Hmc {
     /// Number of leapfrog steps L.
     pub fn n_steps(&self) -> usize {
         self.n_steps
+    }
+}
+
+/// The settings of a static trajectory (HMC, QNHMC): step size ε > 0, `n_steps` L ≥ 1 and
+/// jitter j ∈ [0, 1).
+pub(crate) fn check_static(step_size: f64, n_steps: usize, jitter: f64) -> Result<(), Error> {
+    super::check_step_size(step_size)?;
+    if n_steps == 0 {
+        return Err(Error::setting("L", "must be at least 1"));
+    }
+    if !(0.0..1.0).contains(&jitter) {
+        return Err(Error::setting("jitter", "must be in [0, 1)"));
+    }
+    Ok(())
+}
+
+/// One iteration's step size ε̃ = ε·(1 + j·(2u − 1)), u ~ U(0, 1); ε itself (and no draw) when
+/// j = 0.
+pub(crate) fn jittered<R: Rng + ?Sized>(rng: &mut R, step_size: f64, jitter: f64) -> f64 {
+    if jitter > 0.0 {
+        step_size * (1.0 + jitter * (2.0 * uniform(rng) - 1.0))
+    } else {
+        step_size
     }
 }
 
@@ -80,13 +97,9 @@ pub(crate) fn probe_one_leapfrog<T: LogDensity + ?Sized, R: Rng + ?Sized>(
     let mut v = vec![0.0; z.q.len()];
     leapfrog(target, metric, eps, &mut z, &mut v);
     let h = z.hamiltonian(metric);
-    let e = target.evals_per_call();
     (
         accept_prob(h0 - h),
-        Cost {
-            lik_evals: e,
-            grad_evals: e,
-        },
+        Cost::value_and_grad(target.evals_per_call()),
     )
 }
 
@@ -98,11 +111,7 @@ impl<T: LogDensity + ?Sized> Kernel<T> for Hmc {
     }
 
     fn step(&self, rng: &mut ChainRng, target: &T, state: &mut PhasePoint) -> StepInfo {
-        let eps = if self.jitter > 0.0 {
-            self.step_size * (1.0 + self.jitter * (2.0 * uniform(rng) - 1.0))
-        } else {
-            self.step_size
-        };
+        let eps = jittered(rng, self.step_size, self.jitter);
         let mut z = state.clone();
         self.metric.sample_momentum(rng, &mut z.p);
         let h0 = z.hamiltonian(&self.metric);
@@ -119,8 +128,7 @@ impl<T: LogDensity + ?Sized> Kernel<T> for Hmc {
                 break;
             }
         }
-        let a = if divergent { 0.0 } else { accept_prob(h0 - h) };
-        let accepted = !divergent && uniform(rng) < a;
+        let (a, accepted) = super::metropolis(rng, divergent, || h0 - h);
         let energy = if accepted {
             *state = z;
             h
@@ -142,20 +150,7 @@ impl<T: LogDensity + ?Sized> Kernel<T> for Hmc {
     }
 }
 
-impl Tunable for Hmc {
-    fn step_size(&self) -> f64 {
-        self.step_size
-    }
-    fn set_step_size(&mut self, eps: f64) {
-        self.step_size = eps;
-    }
-    fn metric(&self) -> &Metric {
-        &self.metric
-    }
-    fn set_metric(&mut self, metric: Metric) {
-        self.metric = metric;
-    }
-}
+impl_tunable_fields!(Hmc);
 
 impl<T: LogDensity + ?Sized> KernelInfo<T> for Hmc {}
 

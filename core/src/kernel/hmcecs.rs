@@ -226,13 +226,7 @@ impl HmcEcs {
                 "number of leapfrog steps must be at least 1",
             ));
         }
-        if metric.dim() != cv.centre().len() {
-            return Err(Error::Dimension {
-                what: "metric",
-                expected: cv.centre().len(),
-                got: metric.dim(),
-            });
-        }
+        Error::check_dim("metric", cv.centre().len(), metric.dim())?;
         if let EcsEstimator::Signed { est, kappa } = estimator {
             if kappa == 0 || kappa > est.lambda() {
                 return Err(Error::setting("kappa", "must be in [1, lambda]"));

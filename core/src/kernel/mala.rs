@@ -9,12 +9,12 @@
 //! Roberts, G. O. & Tweedie, R. L. (1996). Exponential convergence of Langevin distributions and
 //! their discrete approximations. Bernoulli 2(4). Roberts & Rosenthal (1998), optimal acceptance 0.574.
 
-use super::{accept_prob, Adaptable, HasPosition, Kernel, KernelInfo, Metric, StepInfo, Tunable};
+use super::{accept_prob, Adaptable, HasPosition, Kernel, KernelInfo, Metric, StepInfo};
 use crate::cost::Cost;
 use crate::dist;
 use crate::error::Error;
 use crate::model::LogDensity;
-use crate::rng::{uniform, ChainRng, Rng};
+use crate::rng::{ChainRng, Rng};
 use alloc::vec;
 use alloc::vec::Vec;
 
@@ -132,12 +132,7 @@ impl<T: LogDensity + ?Sized> Kernel<T> for Mala {
         let eps = self.step_size;
         let prop = self.propose(rng, target, state, eps);
         let divergent = !finite(&prop);
-        let a = if divergent {
-            0.0
-        } else {
-            accept_prob(self.log_ratio(state, &prop, eps))
-        };
-        let accepted = !divergent && uniform(rng) < a;
+        let (a, accepted) = super::metropolis(rng, divergent, || self.log_ratio(state, &prop, eps));
         if accepted {
             state.q = prop.q;
             state.log_density = prop.log_density;
@@ -158,20 +153,7 @@ impl<T: LogDensity + ?Sized> Kernel<T> for Mala {
     }
 }
 
-impl Tunable for Mala {
-    fn step_size(&self) -> f64 {
-        self.step_size
-    }
-    fn set_step_size(&mut self, eps: f64) {
-        self.step_size = eps;
-    }
-    fn metric(&self) -> &Metric {
-        &self.metric
-    }
-    fn set_metric(&mut self, metric: Metric) {
-        self.metric = metric;
-    }
-}
+impl_tunable_fields!(Mala);
 
 impl<T: LogDensity + ?Sized> KernelInfo<T> for Mala {}
 
@@ -189,13 +171,6 @@ impl<T: LogDensity + ?Sized> Adaptable<T> for Mala {
         } else {
             0.0
         };
-        let e = target.evals_per_call();
-        (
-            a,
-            Cost {
-                lik_evals: e,
-                grad_evals: e,
-            },
-        )
+        (a, Cost::value_and_grad(target.evals_per_call()))
     }
 }

@@ -9,6 +9,27 @@ pub use crate::cost::Cost;
 use crate::error::Error;
 use crate::rng::{ChainRng, Rng};
 
+/// `impl Tunable` for a kernel that keeps its step size and metric as the plain fields
+/// `step_size: f64` and `metric: Metric` (defined before the kernel modules so they can use it).
+macro_rules! impl_tunable_fields {
+    ($kernel:ty) => {
+        impl $crate::kernel::Tunable for $kernel {
+            fn step_size(&self) -> f64 {
+                self.step_size
+            }
+            fn set_step_size(&mut self, eps: f64) {
+                self.step_size = eps;
+            }
+            fn metric(&self) -> &$crate::kernel::Metric {
+                &self.metric
+            }
+            fn set_metric(&mut self, metric: $crate::kernel::Metric) {
+                self.metric = metric;
+            }
+        }
+    };
+}
+
 pub mod hmc;
 pub mod hmcecs;
 pub mod leapfrog;
@@ -169,6 +190,25 @@ pub fn accept_prob(log_ratio: f64) -> f64 {
     }
 }
 
+/// The Metropolis decision shared by the exact kernels: acceptance probability
+/// a = min(1, exp(log_ratio())) (0 for a divergent proposal, whose ratio is then not computed)
+/// and whether a uniform draw falls below it. A divergent proposal draws no uniform, so the
+/// random stream is the same as when each kernel wrote this inline.
+#[inline]
+pub(crate) fn metropolis<R: Rng + ?Sized>(
+    rng: &mut R,
+    divergent: bool,
+    log_ratio: impl FnOnce() -> f64,
+) -> (f64, bool) {
+    let a = if divergent {
+        0.0
+    } else {
+        accept_prob(log_ratio())
+    };
+    let accepted = !divergent && crate::rng::uniform(rng) < a;
+    (a, accepted)
+}
+
 /// Check a step size: finite and > 0.
 pub(crate) fn check_step_size(eps: f64) -> Result<(), Error> {
     if eps.is_finite() && eps > 0.0 {
@@ -180,20 +220,8 @@ pub(crate) fn check_step_size(eps: f64) -> Result<(), Error> {
 
 /// Check a starting position against the target's dimension.
 pub(crate) fn check_position(d: usize, position: &[f64], metric: &Metric) -> Result<(), Error> {
-    if position.len() != d {
-        return Err(Error::Dimension {
-            what: "position",
-            expected: d,
-            got: position.len(),
-        });
-    }
-    if metric.dim() != d {
-        return Err(Error::Dimension {
-            what: "metric",
-            expected: d,
-            got: metric.dim(),
-        });
-    }
+    Error::check_dim("position", d, position.len())?;
+    Error::check_dim("metric", d, metric.dim())?;
     if position.iter().any(|x| !x.is_finite()) {
         return Err(Error::NonFiniteStart);
     }

@@ -17,7 +17,7 @@
 
 use super::hmc::{init_point, probe_one_leapfrog, MAX_ENERGY_ERROR};
 use super::leapfrog::{leapfrog, PhasePoint};
-use super::{Adaptable, Kernel, KernelInfo, Metric, StepInfo, Tunable};
+use super::{Adaptable, Kernel, KernelInfo, Metric, StepInfo};
 use crate::cost::Cost;
 use crate::error::Error;
 use crate::math;
@@ -326,20 +326,7 @@ impl<T: LogDensity + ?Sized> Kernel<T> for Nuts {
     }
 }
 
-impl Tunable for Nuts {
-    fn step_size(&self) -> f64 {
-        self.step_size
-    }
-    fn set_step_size(&mut self, eps: f64) {
-        self.step_size = eps;
-    }
-    fn metric(&self) -> &Metric {
-        &self.metric
-    }
-    fn set_metric(&mut self, metric: Metric) {
-        self.metric = metric;
-    }
-}
+impl_tunable_fields!(Nuts);
 
 impl<T: LogDensity + ?Sized> Adaptable<T> for Nuts {
     fn probe<R: Rng + ?Sized>(

@@ -91,13 +91,7 @@ impl Kernel<SeriesModel> for PfSgld {
         let opts = self;
         let theta = theta.to_vec();
         let p = model.ssm().dim();
-        if theta.len() != p {
-            return Err(Error::Dimension {
-                what: "theta",
-                expected: p,
-                got: theta.len(),
-            });
-        }
+        Error::check_dim("theta", p, theta.len())?;
         if theta.iter().any(|v| !v.is_finite()) {
             return Err(Error::NonFiniteStart);
         }

@@ -210,13 +210,7 @@ impl Kernel<SeriesModel> for Pmmh {
     /// first if it was not).
     fn init(&self, model: &SeriesModel, theta: &[f64]) -> Result<PmmhState, Error> {
         let p = model.ssm().dim();
-        if theta.len() != p {
-            return Err(Error::Dimension {
-                what: "theta",
-                expected: p,
-                got: theta.len(),
-            });
-        }
+        Error::check_dim("theta", p, theta.len())?;
         let lik = match self.filter {
             Some(f) => Likelihood::Particle(Box::new(ParticleFilter::new(f)?)),
             None => {

@@ -8,12 +8,12 @@
 //! Roberts, G. O., Gelman, A. & Gilks, W. R. (1997). Weak convergence and optimal scaling of
 //! random walk Metropolis algorithms. Ann. Appl. Probab. 7(1) (optimal acceptance 0.234).
 
-use super::{accept_prob, Adaptable, HasPosition, Kernel, KernelInfo, Metric, StepInfo, Tunable};
+use super::{accept_prob, Adaptable, HasPosition, Kernel, KernelInfo, Metric, StepInfo};
 use crate::cost::Cost;
 use crate::dist;
 use crate::error::Error;
 use crate::model::LogDensity;
-use crate::rng::{uniform, ChainRng, Rng};
+use crate::rng::{ChainRng, Rng};
 use alloc::vec;
 use alloc::vec::Vec;
 
@@ -80,12 +80,7 @@ impl<T: LogDensity + ?Sized> Kernel<T> for Rwmh {
         let prop = self.propose(rng, &state.q, self.step_size);
         let lp = target.log_density(&prop);
         let divergent = !lp.is_finite();
-        let a = if divergent {
-            0.0
-        } else {
-            accept_prob(lp - state.log_density)
-        };
-        let accepted = !divergent && uniform(rng) < a;
+        let (a, accepted) = super::metropolis(rng, divergent, || lp - state.log_density);
         if accepted {
             state.q = prop;
             state.log_density = lp;
@@ -104,20 +99,7 @@ impl<T: LogDensity + ?Sized> Kernel<T> for Rwmh {
     }
 }
 
-impl Tunable for Rwmh {
-    fn step_size(&self) -> f64 {
-        self.step_size
-    }
-    fn set_step_size(&mut self, eps: f64) {
-        self.step_size = eps;
-    }
-    fn metric(&self) -> &Metric {
-        &self.metric
-    }
-    fn set_metric(&mut self, metric: Metric) {
-        self.metric = metric;
-    }
-}
+impl_tunable_fields!(Rwmh);
 
 impl<T: LogDensity + ?Sized> KernelInfo<T> for Rwmh {}
 

@@ -155,13 +155,7 @@ impl Kernel<Arc<dyn DataModel>> for Smh {
     type State = SmhState;
     /// The state at `position` (usually θ̂: [`Smh::init_state`]).
     fn init(&self, _target: &Arc<dyn DataModel>, position: &[f64]) -> Result<SmhState, Error> {
-        if position.len() != self.d {
-            return Err(Error::Dimension {
-                what: "position",
-                expected: self.d,
-                got: position.len(),
-            });
-        }
+        Error::check_dim("position", self.d, position.len())?;
         if position.iter().any(|x| !x.is_finite()) {
             return Err(Error::NonFiniteStart);
         }
@@ -290,13 +284,7 @@ impl Smh {
         theta_hat: &[f64],
     ) -> Result<Self, Error> {
         let d = model.dim();
-        if theta_hat.len() != d {
-            return Err(Error::Dimension {
-                what: "theta_hat",
-                expected: d,
-                got: theta_hat.len(),
-            });
-        }
+        Error::check_dim("theta_hat", d, theta_hat.len())?;
         if theta_hat.iter().any(|v| !v.is_finite()) {
             return Err(Error::NonFiniteStart);
         }
@@ -355,13 +343,7 @@ impl Smh {
         let chol = Cholesky::new(&hess_post, d)?;
         let theta_hat = mode.mode.clone();
         let mut centre = mode.grad.clone();
-        if centre.len() != d {
-            return Err(Error::Dimension {
-                what: "mode gradient",
-                expected: d,
-                got: centre.len(),
-            });
-        }
+        Error::check_dim("mode gradient", d, centre.len())?;
         chol.solve(&mut centre);
         for (c, t) in centre.iter_mut().zip(&theta_hat) {
             *c += t;

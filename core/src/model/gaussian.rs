@@ -42,12 +42,7 @@ pub fn covariance(d: usize, corr: Correlation, rho: f64, sd: f64) -> Result<Vec<
             alloc::format!("{rho} is outside (−1, 1)"),
         ));
     }
-    if !(sd > 0.0 && sd.is_finite()) {
-        return Err(Error::setting(
-            "sd",
-            alloc::format!("{sd} is not a positive finite number"),
-        ));
-    }
+    Error::check_positive("sd", sd)?;
     let mut s = vec![0.0; d * d];
     for j in 0..d {
         for k in 0..d {
@@ -102,13 +97,7 @@ impl GaussianMean {
         if d == 0 {
             return Err(Error::data("the gaussian model needs at least one column"));
         }
-        if names.len() != d {
-            return Err(Error::Dimension {
-                what: "parameter names",
-                expected: d,
-                got: names.len(),
-            });
-        }
+        Error::check_dim("parameter names", d, names.len())?;
         let n = y.len() / d;
         if n * d != y.len() {
             return Err(Error::Dimension {
@@ -163,6 +152,26 @@ impl GaussianMean {
         chol.solve(&mut b);
         Ok((b, chol.inverse()))
     }
+
+    /// ℓᵢ(θ) = −½ (yᵢ − θ)ᵀ P (yᵢ − θ), adding ∇ℓᵢ = P (yᵢ − θ) into `grad` when given.
+    fn log_lik_and_grad(&self, theta: &[f64], i: usize, mut grad: Option<&mut [f64]>) -> f64 {
+        let d = self.d;
+        let yi = &self.y[i * d..(i + 1) * d];
+        let mut q = 0.0;
+        for a in 0..d {
+            let ra = yi[a] - theta[a];
+            let pa = &self.precision[a * d..(a + 1) * d];
+            let mut s = 0.0;
+            for b in 0..d {
+                s += pa[b] * (yi[b] - theta[b]);
+            }
+            if let Some(g) = grad.as_deref_mut() {
+                g[a] += s;
+            }
+            q += ra * s;
+        }
+        -0.5 * q
+    }
 }
 
 impl DataModel for GaussianMean {
@@ -189,35 +198,10 @@ impl DataModel for GaussianMean {
         }
     }
     fn log_lik(&self, theta: &[f64], i: usize) -> f64 {
-        let d = self.d;
-        let yi = &self.y[i * d..(i + 1) * d];
-        let mut q = 0.0;
-        for a in 0..d {
-            let ra = yi[a] - theta[a];
-            let pa = &self.precision[a * d..(a + 1) * d];
-            let mut s = 0.0;
-            for b in 0..d {
-                s += pa[b] * (yi[b] - theta[b]);
-            }
-            q += ra * s;
-        }
-        -0.5 * q
+        self.log_lik_and_grad(theta, i, None)
     }
     fn log_lik_grad(&self, theta: &[f64], i: usize, grad: &mut [f64]) -> f64 {
-        let d = self.d;
-        let yi = &self.y[i * d..(i + 1) * d];
-        let mut q = 0.0;
-        for a in 0..d {
-            let ra = yi[a] - theta[a];
-            let pa = &self.precision[a * d..(a + 1) * d];
-            let mut s = 0.0;
-            for b in 0..d {
-                s += pa[b] * (yi[b] - theta[b]);
-            }
-            grad[a] += s;
-            q += ra * s;
-        }
-        -0.5 * q
+        self.log_lik_and_grad(theta, i, Some(grad))
     }
     fn log_lik_hess(&self, _theta: &[f64], _i: usize, hess: &mut [f64]) {
         for (h, p) in hess.iter_mut().zip(&self.precision) {

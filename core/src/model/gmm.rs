@@ -48,17 +48,6 @@ pub struct Gmm {
     log_norm: f64,
 }
 
-fn positive(key: &str, v: f64) -> Result<f64, Error> {
-    if v > 0.0 && v.is_finite() {
-        Ok(v)
-    } else {
-        Err(Error::setting(
-            key,
-            alloc::format!("{v} is not a positive finite number"),
-        ))
-    }
-}
-
 impl Gmm {
     /// A mixture over data `x` (non-empty, finite) with the given variances and temperature.
     pub fn new(
@@ -77,9 +66,9 @@ impl Gmm {
                 msg: String::from("value is not finite"),
             });
         }
-        positive("prior_var_1", prior_var[0])?;
-        positive("prior_var_2", prior_var[1])?;
-        positive("noise_var", noise_var)?;
+        Error::check_positive("prior_var_1", prior_var[0])?;
+        Error::check_positive("prior_var_2", prior_var[1])?;
+        Error::check_positive("noise_var", noise_var)?;
         if !(temperature >= 1.0 && temperature.is_finite()) {
             return Err(Error::setting(
                 "temperature",

@@ -44,12 +44,7 @@ pub fn conjugate_posterior(
     noise_sd: f64,
     prior: &Prior,
 ) -> Result<(Vec<f64>, Vec<f64>), Error> {
-    if !(noise_sd > 0.0 && noise_sd.is_finite()) {
-        return Err(Error::setting(
-            "noise_sd",
-            alloc::format!("{noise_sd} is not a positive finite number"),
-        ));
-    }
+    Error::check_positive("noise_sd", noise_sd)?;
     let d = design.d;
     let p = 1.0 / (noise_sd * noise_sd);
     let mut prec = vec![0.0; d * d];
@@ -93,18 +88,8 @@ pub struct LinearUnknownNoise {
 impl LinearUnknownNoise {
     /// A model over `design`; `shape` and `rate` must be positive and finite.
     pub fn new(design: Design, prior: Prior, shape: f64, rate: f64) -> Result<Self, Error> {
-        if !(shape > 0.0 && shape.is_finite()) {
-            return Err(Error::setting(
-                "noise_prior_shape",
-                alloc::format!("{shape} is not a positive finite number"),
-            ));
-        }
-        if !(rate > 0.0 && rate.is_finite()) {
-            return Err(Error::setting(
-                "noise_prior_rate",
-                alloc::format!("{rate} is not a positive finite number"),
-            ));
-        }
+        Error::check_positive("noise_prior_shape", shape)?;
+        Error::check_positive("noise_prior_rate", rate)?;
         Ok(LinearUnknownNoise {
             design,
             prior,

@@ -56,17 +56,6 @@ pub struct Pmf {
     log_norm: f64,
 }
 
-fn positive(key: &str, v: f64) -> Result<f64, Error> {
-    if v > 0.0 && v.is_finite() {
-        Ok(v)
-    } else {
-        Err(Error::setting(
-            key,
-            alloc::format!("{v} is not a positive finite number"),
-        ))
-    }
-}
-
 /// A 0-based id from a table value: a whole number in [0, MAX_IDS).
 fn id(v: f64, row: usize, column: &str) -> Result<usize, Error> {
     if v.is_finite() && v >= 0.0 && v == math::floor(v) && v < MAX_IDS as f64 {
@@ -114,9 +103,9 @@ impl Pmf {
         if rank == 0 || rank > 1000 {
             return Err(Error::setting("rank", "must be in [1, 1000]"));
         }
-        let precision = positive("precision", precision)?;
-        let lu = positive("prior_precision", prior_precision[0])?;
-        let lv = positive("prior_precision", prior_precision[1])?;
+        let precision = Error::check_positive("precision", precision)?;
+        let lu = Error::check_positive("prior_precision", prior_precision[0])?;
+        let lv = Error::check_positive("prior_precision", prior_precision[1])?;
         if !offset.is_finite() {
             return Err(Error::data("the rating offset is not finite"));
         }

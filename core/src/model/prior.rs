@@ -23,12 +23,7 @@ pub enum Prior {
 impl Prior {
     /// N(0, scale²) on every coefficient; `scale` must be finite and > 0.
     pub fn normal(scale: f64) -> Result<Self, Error> {
-        if !(scale > 0.0 && scale.is_finite()) {
-            return Err(Error::setting(
-                "prior_scale",
-                alloc::format!("{scale} is not a positive finite number"),
-            ));
-        }
+        Error::check_positive("prior_scale", scale)?;
         Ok(Prior::Normal { scale })
     }
 

@@ -47,13 +47,7 @@ pub fn find_mode_subset(
 fn run(mut obj: Objective<'_>, start: &[f64], opts: &ModeOptions) -> Result<ModeResult, Error> {
     opts.validate()?;
     let d = obj.dim();
-    if start.len() != d {
-        return Err(Error::Dimension {
-            what: "start",
-            expected: d,
-            got: start.len(),
-        });
-    }
+    Error::check_dim("start", d, start.len())?;
     if start.iter().any(|v| !v.is_finite()) {
         return Err(Error::NonFiniteStart);
     }

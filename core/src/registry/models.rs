@@ -352,18 +352,6 @@ const SERIES_PRIOR_PARAMS: &[ParamSpec] = &[
     },
 ];
 
-fn positive(settings: &Settings, key: &str, default: f64) -> Result<f64, Error> {
-    let v = settings.f64_or(key, default)?;
-    if v > 0.0 {
-        Ok(v)
-    } else {
-        Err(Error::setting(
-            key,
-            alloc::format!("{} must be > 0", crate::settings::number(v)),
-        ))
-    }
-}
-
 /// Error if `key` was given: it has no effect in the chosen configuration.
 fn reject(settings: &Settings, key: &str, why: &str) -> Result<(), Error> {
     if settings.contains(key) {
@@ -492,15 +480,7 @@ pub fn gaussian_from_table(
     };
     let rho = settings.f64_or("rho", gaussian::DEFAULT_RHO)?;
     let sd = settings.f64_or("sd", gaussian::DEFAULT_SD)?;
-    let cols: Vec<String> = match &design.features {
-        Some(f) => f.clone(),
-        None => table
-            .names
-            .iter()
-            .filter(|c| **c != design.response)
-            .cloned()
-            .collect(),
-    };
+    let cols = design.feature_names(table);
     if cols.is_empty() {
         return Err(Error::data("the gaussian model needs at least one column"));
     }
@@ -539,9 +519,8 @@ pub fn pmf_from_table(
     settings: &Settings,
 ) -> Result<crate::model::Pmf, Error> {
     let rank = settings.usize_in("rank", crate::model::pmf::DEFAULT_RANK, 1, 1000)?;
-    let precision = positive(settings, "precision", crate::model::pmf::DEFAULT_PRECISION)?;
-    let prior = positive(
-        settings,
+    let precision = settings.positive_or("precision", crate::model::pmf::DEFAULT_PRECISION)?;
+    let prior = settings.positive_or(
         "prior_precision",
         crate::model::pmf::DEFAULT_PRIOR_PRECISION,
     )?;
@@ -617,21 +596,15 @@ pub fn build(
                     "noise_sd",
                     "with noise=gamma (the noise is sampled)",
                 )?;
-                let a = positive(
-                    settings,
-                    "noise_prior_shape",
-                    linear::DEFAULT_NOISE_PRIOR_SHAPE,
-                )?;
-                let b = positive(
-                    settings,
-                    "noise_prior_rate",
-                    linear::DEFAULT_NOISE_PRIOR_RATE,
-                )?;
+                let a =
+                    settings.positive_or("noise_prior_shape", linear::DEFAULT_NOISE_PRIOR_SHAPE)?;
+                let b =
+                    settings.positive_or("noise_prior_rate", linear::DEFAULT_NOISE_PRIOR_RATE)?;
                 Ok(Arc::new(LinearUnknownNoise::new(d, prior, a, b)?))
             } else {
                 reject(settings, "noise_prior_shape", "with noise=known")?;
                 reject(settings, "noise_prior_rate", "with noise=known")?;
-                let sd = positive(settings, "noise_sd", linear::DEFAULT_NOISE_SD)?;
+                let sd = settings.positive_or("noise_sd", linear::DEFAULT_NOISE_SD)?;
                 Ok(Arc::new(reparametrise(
                     Glm::new(d, GaussianNoise { sd }, prior),
                     mode,
@@ -641,8 +614,8 @@ pub fn build(
         "robust" => {
             let prior = Prior::from_settings(settings)?;
             let mode = ReparamMode::from_settings(settings)?;
-            let nu = positive(settings, "nu", 4.0)?;
-            let scale = positive(settings, "noise_sd", 1.0)?;
+            let nu = settings.positive_or("nu", 4.0)?;
+            let scale = settings.positive_or("noise_sd", 1.0)?;
             let d = regression_design(table, design)?;
             Ok(Arc::new(reparametrise(
                 Glm::new(d, StudentT { nu, scale }, prior),
@@ -650,9 +623,9 @@ pub fn build(
             )))
         }
         "gmm" => {
-            let v1 = positive(settings, "prior_var_1", gmm::DEFAULT_PRIOR_VAR_1)?;
-            let v2 = positive(settings, "prior_var_2", gmm::DEFAULT_PRIOR_VAR_2)?;
-            let nv = positive(settings, "noise_var", gmm::DEFAULT_NOISE_VAR)?;
+            let v1 = settings.positive_or("prior_var_1", gmm::DEFAULT_PRIOR_VAR_1)?;
+            let v2 = settings.positive_or("prior_var_2", gmm::DEFAULT_PRIOR_VAR_2)?;
+            let nv = settings.positive_or("noise_var", gmm::DEFAULT_NOISE_VAR)?;
             let k = settings.f64_or("temperature", 1.0)?;
             let (col, x) = gmm_column(table, design)?;
             if let Some(i) = x.iter().position(|v| !v.is_finite()) {

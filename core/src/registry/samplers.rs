@@ -7,7 +7,9 @@ use crate::error::Error;
 use crate::kernel::{Adaptable, Hmc, Mala, Metric, Nuts, Rwmh};
 use crate::model::{DataModel, FullData};
 use crate::rng::ChainRng;
-use crate::sampler::{AdaptConfig, AdaptiveChain, MetricAdaptation};
+use crate::sampler::{
+    AdaptConfig, AdaptiveChain, MetricAdaptation, P_INIT as INIT, P_INIT_RADIUS as INIT_RADIUS,
+};
 use crate::schema::{ChainConfig, ParamKind, ParamSpec, SamplerInfo};
 use crate::settings::Settings;
 use alloc::boxed::Box;
@@ -41,23 +43,6 @@ const METRIC: ParamSpec = ParamSpec {
     description:
         "metric adapted in warm-up: diag (windowed variances), dense (covariance), identity",
     kind: ParamKind::Choice(&["diag", "dense", "identity"]),
-};
-
-const INIT: ParamSpec = ParamSpec {
-    key: "init",
-    description:
-        "starting point: random (uniform(−r, r) per coordinate), zero, model (the model's own)",
-    kind: ParamKind::Choice(&["random", "zero", "model"]),
-};
-
-const INIT_RADIUS: ParamSpec = ParamSpec {
-    key: "init_radius",
-    description: "r of the random starting point uniform(−r, r)",
-    kind: ParamKind::Real {
-        default: 2.0,
-        min: 0.0,
-        max: 1e6,
-    },
 };
 
 const L_STEPS: ParamSpec = ParamSpec {
@@ -267,8 +252,7 @@ fn common(s: &Settings, info: &SamplerInfo) -> Result<Common, Error> {
         "identity" => MetricAdaptation::Identity,
         _ => MetricAdaptation::Diag,
     };
-    let init = INIT.choice(s)?;
-    let init_radius = INIT_RADIUS.real(s)?;
+    let (init, init_radius) = crate::sampler::start_from_settings(s)?;
     Ok(Common {
         step_size,
         target_accept,

@@ -12,9 +12,7 @@
 //! Stan Reference Manual, "HMC algorithm parameters"; Hoffman & Gelman (2014), JMLR 15.
 
 use super::driver::{Driver, Warmup};
-use crate::adapt::{
-    find_reasonable_step_size, DualAveraging, WelfordCov, WelfordVar, WindowSchedule,
-};
+use crate::adapt::{check_target_accept, StepSizeWarmup, WelfordCov, WelfordVar, WindowSchedule};
 use crate::chain::Cost;
 use crate::error::Error;
 use crate::kernel::{Adaptable, HasPosition, Metric, StepInfo};
@@ -96,7 +94,7 @@ impl Estimator {
 /// estimates, the step-size heuristic after each window, the averaged step size at the end.
 pub struct StanWarmup {
     config: AdaptConfig,
-    dual: Option<DualAveraging>,
+    step: StepSizeWarmup,
     windows: WindowSchedule,
     estimator: Option<Estimator>,
 }
@@ -123,10 +121,7 @@ where
         rng: &mut ChainRng,
     ) -> Cost {
         let mut pending = Cost::default();
-        if let Some(da) = self.dual.as_mut() {
-            let eps = da.update(info.accept_prob);
-            kernel.set_step_size(eps);
-        }
+        self.step.update(kernel, info.accept_prob);
         if let Some(est) = self.estimator.as_mut() {
             if self.windows.in_window() {
                 est.add(state.position());
@@ -136,31 +131,14 @@ where
                     kernel.set_metric(m);
                 }
                 est.reset();
-                if let Some(da) = self.dual.as_mut() {
-                    // Probes run after a window's end are charged to this step.
-                    let (eps, c) = find_reasonable_step_size(
-                        kernel,
-                        rng,
-                        target,
-                        state,
-                        kernel.step_size(),
-                        self.config.target_accept,
-                    );
-                    pending += c;
-                    kernel.set_step_size(eps);
-                    da.restart(eps);
-                }
+                // Probes run after a window's end are charged to this step.
+                pending += self.step.restart(kernel, rng, target, state);
             }
         }
         pending
     }
     fn finish(&mut self, kernel: &mut K) {
-        if let Some(da) = self.dual.as_ref() {
-            let eps = da.final_step_size();
-            if eps.is_finite() && eps > 0.0 {
-                kernel.set_step_size(eps);
-            }
-        }
+        self.step.finish(kernel);
     }
     /// The step size in force (the adapted one once warm-up is over).
     fn resolved(&self, kernel: &K) -> Vec<(&'static str, f64)> {
@@ -189,37 +167,23 @@ where
         rng: &mut ChainRng,
     ) -> Result<Self, Error> {
         let d = target.dim();
-        if names.len() != d {
-            return Err(Error::Dimension {
-                what: "parameter names",
-                expected: d,
-                got: names.len(),
-            });
-        }
-        if !(config.target_accept > 0.0 && config.target_accept < 1.0) {
-            return Err(Error::setting("target_accept", "must be in (0, 1)"));
-        }
+        Error::check_dim("parameter names", d, names.len())?;
+        check_target_accept(config.target_accept)?;
         let state = kernel.init(&target, position)?;
         let e = target.evals_per_call();
         let mut setup = Cost {
             lik_evals: e,
             grad_evals: if kernel.uses_gradient() { e } else { 0 },
         };
-        let dual = if config.adapt_step_size {
-            let (eps, c) = find_reasonable_step_size(
-                &kernel,
-                rng,
-                &target,
-                &state,
-                kernel.step_size(),
-                config.target_accept,
-            );
-            setup += c;
-            kernel.set_step_size(eps);
-            Some(DualAveraging::new(config.target_accept, eps))
-        } else {
-            None
-        };
+        let (step, c) = StepSizeWarmup::start(
+            &mut kernel,
+            rng,
+            &target,
+            &state,
+            config.target_accept,
+            config.adapt_step_size,
+        );
+        setup += c;
         let windows = WindowSchedule::new(config.warmup);
         let estimator = if windows.enabled() {
             match config.metric {
@@ -232,7 +196,7 @@ where
         };
         let warmup = StanWarmup {
             config,
-            dual,
+            step,
             windows,
             estimator,
         };

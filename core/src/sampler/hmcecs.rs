@@ -402,101 +402,6 @@ impl EcsConfig {
     }
 }
 
-/// Posterior mode of the subset `idx` with the likelihood scaled by n/|idx|, by damped Newton.
-/// Returns (mode, negative Hessian at the mode, per-datum evaluations used).
-pub fn subset_mode(
-    model: &dyn DataModel,
-    idx: &[usize],
-    start: &[f64],
-) -> Result<(Vec<f64>, Vec<f64>, u64), Error> {
-    let d = model.dim();
-    let scale = model.n() as f64 / idx.len().max(1) as f64;
-    let mut evals = 0u64;
-    let objective = |t: &[f64], evals: &mut u64| -> f64 {
-        *evals += idx.len() as u64;
-        model.log_prior(t) + scale * model.log_lik_sum(t, idx)
-    };
-    let mut theta = start.to_vec();
-    let mut g = vec![0.0; d];
-    let mut h = vec![0.0; d * d];
-    let mut hk = vec![0.0; d * d];
-    let mut f = objective(&theta, &mut evals);
-    if !f.is_finite() {
-        return Err(Error::NonFiniteStart);
-    }
-    for _ in 0..100 {
-        g.iter_mut().for_each(|x| *x = 0.0);
-        h.iter_mut().for_each(|x| *x = 0.0);
-        let mut gl = vec![0.0; d];
-        for &k in idx {
-            model.log_lik_grad(&theta, k, &mut gl);
-            model.log_lik_hess(&theta, k, &mut hk);
-        }
-        evals += idx.len() as u64;
-        model.log_prior_grad(&theta, &mut g);
-        for i in 0..d {
-            g[i] += scale * gl[i];
-        }
-        model.log_prior_hess(&theta, &mut h);
-        for i in 0..d * d {
-            h[i] = -(h[i] + scale * hk[i]);
-        }
-        hk.iter_mut().for_each(|x| *x = 0.0);
-        // solve (−H + τI) s = g with the smallest ridge that factors
-        let mut tau = 0.0;
-        let chol = loop {
-            let mut a = h.clone();
-            for i in 0..d {
-                a[i * d + i] += tau;
-            }
-            match Cholesky::new(&a, d) {
-                Ok(c) => break c,
-                Err(_) => {
-                    tau = if tau == 0.0 { 1e-6 } else { tau * 10.0 };
-                    if tau > 1e12 {
-                        return Err(Error::Numerical(
-                            "subset mode: Hessian is degenerate".into(),
-                        ));
-                    }
-                }
-            }
-        };
-        let mut step = g.clone();
-        chol.solve(&mut step);
-        let mut t = 1.0;
-        let mut trial = vec![0.0; d];
-        let mut improved = false;
-        for _ in 0..40 {
-            for i in 0..d {
-                trial[i] = theta[i] + t * step[i];
-            }
-            let ft = objective(&trial, &mut evals);
-            if ft.is_finite() && ft >= f - 1e-12 * math::abs(f) {
-                theta.copy_from_slice(&trial);
-                f = ft;
-                improved = true;
-                break;
-            }
-            t *= 0.5;
-        }
-        let size = t * math::sqrt(crate::linalg::dot(&step, &step));
-        if !improved || size < 1e-9 {
-            break;
-        }
-    }
-    // curvature at the final point
-    let mut hess = vec![0.0; d * d];
-    hk.iter_mut().for_each(|x| *x = 0.0);
-    for &k in idx {
-        model.log_lik_hess(&theta, k, &mut hk);
-    }
-    model.log_prior_hess(&theta, &mut hess);
-    for i in 0..d * d {
-        hess[i] = -(hess[i] + scale * hk[i]);
-    }
-    Ok((theta, hess, evals))
-}
-
 /// M⁻¹ from a precision matrix (dense), or the identity when it is not positive definite.
 pub fn metric_from_precision(prec: &[f64], d: usize) -> Metric {
     match Cholesky::new(prec, d) {
@@ -577,14 +482,19 @@ impl Driver<HmcEcs, Arc<dyn DataModel>, EcsWarmup> {
             (0..sub_n).map(|_| uniform_index(rng, n)).collect()
         };
         let start = model.initial_point();
-        // a failed Newton (non-concave subset posterior) falls back to the model's start
-        let (centre, sub_prec, ev) = match subset_mode(&*model, &sub, &start) {
-            Ok(r) => r,
-            Err(Error::Numerical(_)) => (start.clone(), crate::linalg::identity(d), 0),
+        // The subset posterior's mode and negative Hessian by the shared Newton (its value and
+        // gradient evaluations are the set-up cost, as for every mode-started sampler); a
+        // numerical failure falls back to the model's start.
+        let opts = crate::optim::ModeOptions::default();
+        let (centre, sub_prec) = match crate::optim::find_mode_subset(&*model, &sub, &start, &opts)
+        {
+            Ok(r) => {
+                setup += r.cost();
+                (r.mode, r.neg_hessian)
+            }
+            Err(Error::Numerical(_)) => (start.clone(), crate::linalg::identity(d)),
             Err(e) => return Err(e),
         };
-        setup.lik_evals += ev;
-        setup.grad_evals += ev;
         // 2. control variates and the full-data metric at θ*
         let cv = ControlVariates::new(&*model, &centre, cfg.order)?;
         setup.lik_evals += cv.full_pass_cost();

@@ -20,7 +20,34 @@ pub use driver::{Description, Driver, NoWarmup, Warmup};
 use crate::error::Error;
 use crate::model::DataModel;
 use crate::rng::{uniform, ChainRng};
+use crate::schema::{ParamKind, ParamSpec};
+use crate::settings::Settings;
 use alloc::vec::Vec;
+
+/// The `init` setting [`at_start`] reads (random, zero, model), shared by every sampler that
+/// starts there.
+pub(crate) const P_INIT: ParamSpec = ParamSpec {
+    key: "init",
+    description:
+        "starting point: random (uniform(−r, r) per coordinate), zero, model (the model's own)",
+    kind: ParamKind::Choice(&["random", "zero", "model"]),
+};
+
+/// The `init_radius` setting [`at_start`] reads.
+pub(crate) const P_INIT_RADIUS: ParamSpec = ParamSpec {
+    key: "init_radius",
+    description: "r of the random starting point uniform(−r, r)",
+    kind: ParamKind::Real {
+        default: 2.0,
+        min: 0.0,
+        max: 1e6,
+    },
+};
+
+/// The starting point's settings for [`at_start`]: (`init`, `init_radius`).
+pub(crate) fn start_from_settings(s: &Settings) -> Result<(&'static str, f64), Error> {
+    Ok((P_INIT.choice(s)?, P_INIT_RADIUS.real(s)?))
+}
 
 /// Build a chain at the configured starting point `init`: `random` draws each coordinate
 /// uniformly in (−`radius`, `radius`) and is redrawn while `build` reports a non-finite start

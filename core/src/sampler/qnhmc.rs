@@ -3,14 +3,14 @@
 //! settings schema and parsing.
 
 use super::driver::{Driver, Warmup};
-use crate::adapt::{find_reasonable_step_size, DualAveraging, WindowSchedule};
+use crate::adapt::{check_target_accept, StepSizeWarmup, WindowSchedule};
 use crate::chain::{Chain, Cost};
 use crate::error::Error;
 use crate::kernel::qnhmc::{
     check_curvature_tol, dense_len, Adapt, InitScale, InverseHessian, PairSource, QnState, Qnhmc,
     Scheme, Store, AUTO_DENSE_MAX_D, DEFAULT_CURVATURE_TOL, DEFAULT_MEMORY,
 };
-use crate::kernel::{Kernel, Metric, StepInfo, Tunable};
+use crate::kernel::{Kernel, Metric, StepInfo};
 use crate::model::{DataModel, FullData, LogDensity};
 use crate::rng::ChainRng;
 use crate::schema::{ChainConfig, ParamKind, ParamSpec, SamplerInfo};
@@ -73,7 +73,7 @@ pub struct QnWarmup {
     warmup: usize,
     /// B adapts while iteration < `freeze_at` (mode freeze).
     freeze_at: usize,
-    dual: Option<DualAveraging>,
+    step: StepSizeWarmup,
     windows: WindowSchedule,
 }
 
@@ -111,10 +111,7 @@ impl<T: LogDensity> Warmup<Qnhmc, T> for QnWarmup {
             first_update = before == 0 && kernel.precond().updates() > 0;
         }
         if t < self.warmup {
-            if let Some(da) = self.dual.as_mut() {
-                let eps = da.update(info.accept_prob);
-                kernel.set_step_size(eps);
-            }
+            self.step.update(kernel, info.accept_prob);
             let window_end = self.windows.advance();
             let freezing = self.opts.adapt == Adapt::Freeze && t + 1 == self.freeze_at;
             let checkpoint = first_update || window_end || freezing;
@@ -124,19 +121,7 @@ impl<T: LogDensity> Warmup<Qnhmc, T> for QnWarmup {
             }
             // A restart on the last warm-up iteration would leave no averaged step size.
             if checkpoint && t + 1 < self.warmup {
-                if let Some(da) = self.dual.as_mut() {
-                    let (eps, c) = find_reasonable_step_size(
-                        kernel,
-                        rng,
-                        target,
-                        state,
-                        kernel.step_size(),
-                        self.opts.target_accept,
-                    );
-                    pending += c;
-                    kernel.set_step_size(eps);
-                    da.restart(eps);
-                }
+                pending += self.step.restart(kernel, rng, target, state);
             }
         }
         if self.opts.adapt == Adapt::Continuous {
@@ -146,12 +131,7 @@ impl<T: LogDensity> Warmup<Qnhmc, T> for QnWarmup {
         pending
     }
     fn finish(&mut self, kernel: &mut Qnhmc) {
-        if let Some(da) = self.dual.as_ref() {
-            let eps = da.final_step_size();
-            if eps.is_finite() && eps > 0.0 {
-                kernel.set_step_size(eps);
-            }
-        }
+        self.step.finish(kernel);
     }
     fn continues(&self) -> bool {
         self.opts.adapt == Adapt::Continuous
@@ -174,23 +154,9 @@ impl<T: LogDensity> Driver<Qnhmc, T, QnWarmup> {
         rng: &mut ChainRng,
     ) -> Result<Self, Error> {
         let d = target.dim();
-        if names.len() != d {
-            return Err(Error::Dimension {
-                what: "parameter names",
-                expected: d,
-                got: names.len(),
-            });
-        }
-        if precond.dim() != d {
-            return Err(Error::Dimension {
-                what: "inverse Hessian",
-                expected: d,
-                got: precond.dim(),
-            });
-        }
-        if !(opts.target_accept > 0.0 && opts.target_accept < 1.0) {
-            return Err(Error::setting("target_accept", "must be in (0, 1)"));
-        }
+        Error::check_dim("parameter names", d, names.len())?;
+        Error::check_dim("inverse Hessian", d, precond.dim())?;
+        check_target_accept(opts.target_accept)?;
         let auto = opts.step_size.is_nan();
         let eps = if auto { 1.0 } else { opts.step_size };
         let mut kernel = Qnhmc::new(
@@ -203,20 +169,11 @@ impl<T: LogDensity> Driver<Qnhmc, T, QnWarmup> {
             opts.pairs,
         )?;
         let state = kernel.init(&target, position)?;
-        let e = target.evals_per_call();
-        let mut setup = Cost {
-            lik_evals: e,
-            grad_evals: e,
-        };
-        let dual = if auto {
-            let (eps, c) =
-                find_reasonable_step_size(&kernel, rng, &target, &state, 1.0, opts.target_accept);
-            setup += c;
-            kernel.set_step_size(eps);
-            Some(DualAveraging::new(opts.target_accept, eps))
-        } else {
-            None
-        };
+        let mut setup = Cost::value_and_grad(target.evals_per_call());
+        // An automatic step size starts the heuristic from the kernel's ε = 1.
+        let (step, c) =
+            StepSizeWarmup::start(&mut kernel, rng, &target, &state, opts.target_accept, auto);
+        setup += c;
         let windows = WindowSchedule::new(warmup);
         // Short warm-ups keep a terminal buffer of ⌈warm-up/10⌉ iterations too, so the step size
         // is retuned for the frozen C (only a warm-up of 1 has no adaptation of B).
@@ -231,7 +188,7 @@ impl<T: LogDensity> Driver<Qnhmc, T, QnWarmup> {
             opts,
             warmup,
             freeze_at: warmup - term,
-            dual,
+            step,
             windows,
         };
         Ok(Driver::from_parts(
@@ -374,12 +331,8 @@ pub const QNHMC_INFO: SamplerInfo = SamplerInfo {
             0.0,
             f64::INFINITY,
         ),
-        ParamSpec {
-            key: "init",
-            description: "starting point: random (uniform(−r, r) per coordinate), zero, model (the model's own)",
-            kind: ParamKind::Choice(&["random", "zero", "model"]),
-        },
-        real("init_radius", "r of the random starting point uniform(−r, r)", 2.0, 0.0, 1e6),
+        super::P_INIT,
+        super::P_INIT_RADIUS,
     ],
 };
 
@@ -482,8 +435,7 @@ pub fn build_chain(
     let s = config.settings;
     let d = model.dim();
     let opts = options_from_settings(s, d)?;
-    let init = QNHMC_INFO.param("init")?.choice(s)?;
-    let radius = QNHMC_INFO.param("init_radius")?.real(s)?;
+    let (init, radius) = super::start_from_settings(s)?;
     s.check_all_used()?;
     let names = model.param_names();
     let chain = super::at_start(init, radius, model.as_ref(), rng, |position, rng| {

@@ -25,7 +25,7 @@
 
 use super::kalman::{fisher_sum, smooth, KalmanParams};
 use super::lgssm::ar1_grad_log_initial;
-use super::pf::{ParticleFilter, PfConfig, ScoreSpec};
+use super::pf::{ParticleFilter, PfConfig, PfSummary, ScoreSpec};
 use super::{Lgssm, StateSpaceModel};
 use crate::error::Error;
 use crate::math;
@@ -151,18 +151,31 @@ pub struct GradInfo {
     pub window_log_lik: f64,
 }
 
-fn check(theta: &[f64], p: usize, y: &[f64]) -> Result<(), Error> {
-    if theta.len() != p {
-        return Err(Error::Dimension {
-            what: "theta",
-            expected: p,
-            got: theta.len(),
-        });
-    }
+/// The inputs of a buffered gradient: θ and the gradient buffer of length p, a non-empty series.
+fn check(theta: &[f64], p: usize, y: &[f64], grad: &[f64]) -> Result<(), Error> {
+    Error::check_dim("theta", p, theta.len())?;
     if y.is_empty() {
         return Err(Error::data("empty time series"));
     }
-    Ok(())
+    Error::check_dim("grad", p, grad.len())
+}
+
+/// Run the filter on a window `ys` of the series with the score weights `spec` and add its
+/// score estimate into `grad`.
+fn filter_window<M: StateSpaceModel + ?Sized>(
+    pf: &mut ParticleFilter,
+    model: &M,
+    theta: &[f64],
+    ys: &[f64],
+    spec: ScoreSpec<'_>,
+    rng: &mut ChainRng,
+    grad: &mut [f64],
+) -> Result<PfSummary, Error> {
+    let out = pf.run(model, theta, ys, Some(spec), rng)?;
+    for (g, s) in grad.iter_mut().zip(pf.score()) {
+        *g += s;
+    }
+    Ok(out)
 }
 
 /// The exact ("N = ∞") buffered gradient ĝ(S, B) for `lgssm`, S starting at 0-based
@@ -175,14 +188,7 @@ pub fn kalman_window_gradient(
     sub_start: usize,
     grad: &mut [f64],
 ) -> Result<GradInfo, Error> {
-    check(theta, 3, y)?;
-    if grad.len() != 3 {
-        return Err(Error::Dimension {
-            what: "grad",
-            expected: 3,
-            got: grad.len(),
-        });
-    }
+    check(theta, 3, y, grad)?;
     let t_len = y.len();
     let w = Window::new(t_len, cfg, sub_start);
     let mut cw = Vec::with_capacity(w.len());
@@ -277,14 +283,7 @@ impl BufferedGradient {
         grad: &mut [f64],
     ) -> Result<GradInfo, Error> {
         let p = model.dim();
-        check(theta, p, y)?;
-        if grad.len() != p {
-            return Err(Error::Dimension {
-                what: "grad",
-                expected: p,
-                got: grad.len(),
-            });
-        }
+        check(theta, p, y, grad)?;
         let t_len = y.len();
         let w = Window::new(t_len, self.cfg, sub_start);
         score_weights(&w, t_len, self.cfg.subseq_len, &mut self.weights);
@@ -297,12 +296,15 @@ impl BufferedGradient {
             weights: Some(&self.weights),
             initial,
         };
-        let out = self
-            .pf
-            .run(model, theta, &y[w.start..w.end], Some(spec), rng)?;
-        for (g, s) in grad.iter_mut().zip(self.pf.score()) {
-            *g += s;
-        }
+        let out = filter_window(
+            &mut self.pf,
+            model,
+            theta,
+            &y[w.start..w.end],
+            spec,
+            rng,
+            grad,
+        )?;
         Ok(GradInfo {
             window: w,
             cost: out.cost,
@@ -335,14 +337,7 @@ pub fn block_score<M: StateSpaceModel + ?Sized>(
     grad: &mut [f64],
 ) -> Result<u64, Error> {
     let p = model.dim();
-    check(theta, p, y)?;
-    if grad.len() != p {
-        return Err(Error::Dimension {
-            what: "grad",
-            expected: p,
-            got: grad.len(),
-        });
-    }
+    check(theta, p, y, grad)?;
     let cfg = BufferConfig::new(cfg.subseq_len, cfg.buffer)?;
     let t_len = y.len();
     let mut weights = Vec::new();
@@ -362,10 +357,7 @@ pub fn block_score<M: StateSpaceModel + ?Sized>(
             weights: Some(&weights),
             initial: if a == 0 { 1.0 } else { 0.0 },
         };
-        let out = pf.run(model, theta, &y[w.start..w.end], Some(spec), rng)?;
-        for (g, s) in grad.iter_mut().zip(pf.score()) {
-            *g += s;
-        }
+        let out = filter_window(pf, model, theta, &y[w.start..w.end], spec, rng, grad)?;
         cost += out.cost;
         a = w.sub_end;
     }

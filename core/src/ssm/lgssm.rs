@@ -24,15 +24,12 @@
 //! prints σ² in the numerator, a typo): 0.604 at the truth φ = 0.9, σ = 0.7, τ = 1.
 
 use super::STATIONARY_FLOOR;
-use super::{
-    ln_normal, ln_normal_lv, simulate_with, state, InitialLaw, OptimalDraw, State, StateSpaceModel,
-};
+use super::{ln_normal_lv, simulate_with, state, InitialLaw, OptimalDraw, State, StateSpaceModel};
 use crate::dist::normal;
 use crate::error::Error;
 use crate::math;
 use crate::rng::ChainRng;
 use alloc::string::String;
-use alloc::vec;
 use alloc::vec::Vec;
 
 /// The thesis' synthetic truth (φ, σ, τ) = (0.9, 0.7, 1.0) as natural parameters.
@@ -153,6 +150,88 @@ pub(crate) fn check_law(law: InitialLaw) -> Result<InitialLaw, Error> {
     Ok(law)
 }
 
+/// η[0..5] = (φ, σ, τ, ln σ², ln τ²) from θ = (φ, log σ, log τ) (`lgssm`, `sv`).
+pub(crate) fn ar1_natural(theta: &[f64], eta: &mut [f64]) {
+    eta[0] = theta[0];
+    eta[1] = math::exp(theta[1]);
+    eta[2] = math::exp(theta[2]);
+    eta[3] = 2.0 * theta[1];
+    eta[4] = 2.0 * theta[2];
+}
+
+/// The [`StateSpaceModel`] hooks that `lgssm` and `sv` share (an AR(1) state
+/// xₜ ~ N(φxₜ₋₁, σ²) with x₀ ~ ν, θ = (φ, log σ, log τ), reported (φ, σ, τ)), written once
+/// for both impls; the implementing type has the fields `initial: InitialLaw` and
+/// `prior: ScalePrior`, and its `natural` starts with [`ar1_natural`].
+macro_rules! ar1_state_hooks {
+    () => {
+        fn dim(&self) -> usize {
+            3
+        }
+        fn param_names(&self) -> Vec<String> {
+            alloc::vec!["phi".into(), "log_sigma".into(), "log_tau".into()]
+        }
+        fn unconstrained(&self, eta: &[f64]) -> Option<Vec<f64>> {
+            if eta.len() < 3 || !(eta[1] > 0.0 && eta[2] > 0.0) || !eta[0].is_finite() {
+                return None;
+            }
+            Some($crate::ssm::Lgssm::theta(eta[0], eta[1], eta[2]).to_vec())
+        }
+        fn reported_names(&self) -> Vec<String> {
+            $crate::ssm::phi_sigma_tau_names()
+        }
+        fn to_reported(&self, theta: &[f64], out: &mut [f64]) {
+            $crate::ssm::phi_sigma_tau(theta, out)
+        }
+        fn position_of_reported(&self, reported: &[f64]) -> Option<Vec<f64>> {
+            self.unconstrained(reported)
+        }
+        fn log_prior_grad(&self, theta: &[f64], grad: &mut [f64]) -> f64 {
+            self.prior.log_density_grad(theta, grad)
+        }
+        fn sample_initial(
+            &self,
+            eta: &[f64],
+            rng: &mut $crate::rng::ChainRng,
+        ) -> $crate::ssm::State {
+            let (m, v) = $crate::ssm::lgssm::ar1_initial(self.initial, eta[0], eta[1]);
+            $crate::ssm::state($crate::dist::normal(rng, m, $crate::math::sqrt(v)))
+        }
+        fn log_initial(&self, eta: &[f64], x: &$crate::ssm::State) -> f64 {
+            let (m, v) = $crate::ssm::lgssm::ar1_initial(self.initial, eta[0], eta[1]);
+            $crate::ssm::ln_normal(x[0], m, v)
+        }
+        fn grad_log_initial(&self, eta: &[f64], x: &$crate::ssm::State, grad: &mut [f64]) {
+            $crate::ssm::lgssm::ar1_grad_log_initial(self.initial, eta[0], eta[1], x[0], grad);
+        }
+        fn sample_transition(
+            &self,
+            eta: &[f64],
+            prev: &$crate::ssm::State,
+            rng: &mut $crate::rng::ChainRng,
+        ) -> $crate::ssm::State {
+            $crate::ssm::state($crate::dist::normal(rng, eta[0] * prev[0], eta[1]))
+        }
+        fn log_transition(
+            &self,
+            eta: &[f64],
+            prev: &$crate::ssm::State,
+            x: &$crate::ssm::State,
+        ) -> f64 {
+            $crate::ssm::ln_normal_lv(x[0], eta[0] * prev[0], eta[1] * eta[1], eta[3])
+        }
+    };
+}
+pub(crate) use ar1_state_hooks;
+
+/// ∂φ and ∂log σ of log N(xₜ; φxₜ₋₁, σ²), accumulated into `grad[0..2]`.
+pub(crate) fn ar1_grad_log_transition(eta: &[f64], prev: &State, x: &State, grad: &mut [f64]) {
+    let (phi, s2) = (eta[0], eta[1] * eta[1]);
+    let e = x[0] - phi * prev[0];
+    grad[0] += e * prev[0] / s2;
+    grad[1] += e * e / s2 - 1.0;
+}
+
 /// The linear Gaussian SSM, θ = (φ, log σ, log τ).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Lgssm {
@@ -196,68 +275,21 @@ impl StateSpaceModel for Lgssm {
     fn name(&self) -> &'static str {
         "lgssm"
     }
-    fn dim(&self) -> usize {
-        3
-    }
-    fn param_names(&self) -> Vec<String> {
-        vec!["phi".into(), "log_sigma".into(), "log_tau".into()]
-    }
+    ar1_state_hooks!();
     fn natural_dim(&self) -> usize {
         6
     }
     fn natural(&self, theta: &[f64], eta: &mut [f64]) {
-        eta[0] = theta[0];
-        eta[1] = math::exp(theta[1]);
-        eta[2] = math::exp(theta[2]);
-        eta[3] = 2.0 * theta[1];
-        eta[4] = 2.0 * theta[2];
+        ar1_natural(theta, eta);
         eta[5] = math::ln(eta[1] * eta[1] + eta[2] * eta[2]);
-    }
-    fn unconstrained(&self, eta: &[f64]) -> Option<Vec<f64>> {
-        if eta.len() < 3 || !(eta[1] > 0.0 && eta[2] > 0.0) || !eta[0].is_finite() {
-            return None;
-        }
-        Some(Lgssm::theta(eta[0], eta[1], eta[2]).to_vec())
-    }
-    fn reported_names(&self) -> Vec<String> {
-        super::phi_sigma_tau_names()
-    }
-    fn to_reported(&self, theta: &[f64], out: &mut [f64]) {
-        super::phi_sigma_tau(theta, out)
-    }
-    fn position_of_reported(&self, reported: &[f64]) -> Option<Vec<f64>> {
-        self.unconstrained(reported)
-    }
-    fn log_prior_grad(&self, theta: &[f64], grad: &mut [f64]) -> f64 {
-        self.prior.log_density_grad(theta, grad)
-    }
-    fn sample_initial(&self, eta: &[f64], rng: &mut ChainRng) -> State {
-        let (m, v) = self.initial_moments(eta);
-        state(normal(rng, m, math::sqrt(v)))
-    }
-    fn log_initial(&self, eta: &[f64], x: &State) -> f64 {
-        let (m, v) = self.initial_moments(eta);
-        ln_normal(x[0], m, v)
-    }
-    fn grad_log_initial(&self, eta: &[f64], x: &State, grad: &mut [f64]) {
-        ar1_grad_log_initial(self.initial, eta[0], eta[1], x[0], grad);
-    }
-    fn sample_transition(&self, eta: &[f64], prev: &State, rng: &mut ChainRng) -> State {
-        state(normal(rng, eta[0] * prev[0], eta[1]))
-    }
-    fn log_transition(&self, eta: &[f64], prev: &State, x: &State) -> f64 {
-        ln_normal_lv(x[0], eta[0] * prev[0], eta[1] * eta[1], eta[3])
     }
     fn log_observation(&self, eta: &[f64], x: &State, y: f64) -> f64 {
         ln_normal_lv(y, x[0], eta[2] * eta[2], eta[4])
     }
     fn grad_log_joint(&self, eta: &[f64], prev: &State, x: &State, y: f64, grad: &mut [f64]) {
-        let (phi, s2, t2) = (eta[0], eta[1] * eta[1], eta[2] * eta[2]);
-        let e = x[0] - phi * prev[0];
+        ar1_grad_log_transition(eta, prev, x, grad);
         let r = y - x[0];
-        grad[0] += e * prev[0] / s2;
-        grad[1] += e * e / s2 - 1.0;
-        grad[2] += r * r / t2 - 1.0;
+        grad[2] += r * r / (eta[2] * eta[2]) - 1.0;
     }
     fn has_optimal_proposal(&self) -> bool {
         true

@@ -235,24 +235,12 @@ impl ParticleFilter {
         rng: &mut ChainRng,
     ) -> Result<PfSummary, Error> {
         let p = model.dim();
-        if theta.len() != p {
-            return Err(Error::Dimension {
-                what: "theta",
-                expected: p,
-                got: theta.len(),
-            });
-        }
+        Error::check_dim("theta", p, theta.len())?;
         if let Some(ScoreSpec {
             weights: Some(w), ..
         }) = score
         {
-            if w.len() != y.len() {
-                return Err(Error::Dimension {
-                    what: "score weights",
-                    expected: y.len(),
-                    got: w.len(),
-                });
-            }
+            Error::check_dim("score weights", y.len(), w.len())?;
         }
         let n = self.config.particles;
         let nf = n as f64;

@@ -14,14 +14,13 @@
 //! constant L ≤ |φ|. e⁻ˣ is evaluated with x clamped at −700 so extreme particles give a zero
 //! weight instead of an overflow.
 
-use super::lgssm::{ar1_grad_log_initial, ar1_initial, check_law, ScalePrior};
-use super::{ln_normal, ln_normal_lv, simulate_with, state, InitialLaw, State, StateSpaceModel};
+use super::lgssm::{ar1_grad_log_transition, ar1_natural, ar1_state_hooks, check_law, ScalePrior};
+use super::{simulate_with, InitialLaw, State, StateSpaceModel};
 use crate::dist::normal;
 use crate::error::Error;
 use crate::math;
 use crate::rng::ChainRng;
 use alloc::string::String;
-use alloc::vec;
 use alloc::vec::Vec;
 
 /// The thesis' synthetic truth (φ, σ, τ) = (0.9, 0.5, 0.5).
@@ -66,67 +65,20 @@ impl StateSpaceModel for StochasticVolatility {
     fn name(&self) -> &'static str {
         "sv"
     }
-    fn dim(&self) -> usize {
-        3
-    }
-    fn param_names(&self) -> Vec<String> {
-        vec!["phi".into(), "log_sigma".into(), "log_tau".into()]
-    }
+    ar1_state_hooks!();
     fn natural_dim(&self) -> usize {
         5
     }
     fn natural(&self, theta: &[f64], eta: &mut [f64]) {
-        eta[0] = theta[0];
-        eta[1] = math::exp(theta[1]);
-        eta[2] = math::exp(theta[2]);
-        eta[3] = 2.0 * theta[1];
-        eta[4] = 2.0 * theta[2];
-    }
-    fn unconstrained(&self, eta: &[f64]) -> Option<Vec<f64>> {
-        if eta.len() < 3 || !(eta[1] > 0.0 && eta[2] > 0.0) || !eta[0].is_finite() {
-            return None;
-        }
-        Some(vec![eta[0], math::ln(eta[1]), math::ln(eta[2])])
-    }
-    fn reported_names(&self) -> Vec<String> {
-        super::phi_sigma_tau_names()
-    }
-    fn to_reported(&self, theta: &[f64], out: &mut [f64]) {
-        super::phi_sigma_tau(theta, out)
-    }
-    fn position_of_reported(&self, reported: &[f64]) -> Option<Vec<f64>> {
-        self.unconstrained(reported)
-    }
-    fn log_prior_grad(&self, theta: &[f64], grad: &mut [f64]) -> f64 {
-        self.prior.log_density_grad(theta, grad)
-    }
-    fn sample_initial(&self, eta: &[f64], rng: &mut ChainRng) -> State {
-        let (m, v) = ar1_initial(self.initial, eta[0], eta[1]);
-        state(normal(rng, m, math::sqrt(v)))
-    }
-    fn log_initial(&self, eta: &[f64], x: &State) -> f64 {
-        let (m, v) = ar1_initial(self.initial, eta[0], eta[1]);
-        ln_normal(x[0], m, v)
-    }
-    fn grad_log_initial(&self, eta: &[f64], x: &State, grad: &mut [f64]) {
-        ar1_grad_log_initial(self.initial, eta[0], eta[1], x[0], grad);
-    }
-    fn sample_transition(&self, eta: &[f64], prev: &State, rng: &mut ChainRng) -> State {
-        state(normal(rng, eta[0] * prev[0], eta[1]))
-    }
-    fn log_transition(&self, eta: &[f64], prev: &State, x: &State) -> f64 {
-        ln_normal_lv(x[0], eta[0] * prev[0], eta[1] * eta[1], eta[3])
+        ar1_natural(theta, eta);
     }
     fn log_observation(&self, eta: &[f64], x: &State, y: f64) -> f64 {
         let t2 = eta[2] * eta[2];
         -0.5 * (eta[4] + x[0] + y * y * exp_neg(x[0]) / t2) - math::LN_SQRT_2PI
     }
     fn grad_log_joint(&self, eta: &[f64], prev: &State, x: &State, y: f64, grad: &mut [f64]) {
-        let (phi, s2, t2) = (eta[0], eta[1] * eta[1], eta[2] * eta[2]);
-        let e = x[0] - phi * prev[0];
-        grad[0] += e * prev[0] / s2;
-        grad[1] += e * e / s2 - 1.0;
-        grad[2] += y * y * exp_neg(x[0]) / t2 - 1.0;
+        ar1_grad_log_transition(eta, prev, x, grad);
+        grad[2] += y * y * exp_neg(x[0]) / (eta[2] * eta[2]) - 1.0;
     }
     fn simulate(&self, theta: &[f64], t_len: usize, rng: &mut ChainRng) -> (Vec<f64>, Vec<f64>) {
         simulate_with(self, theta, t_len, rng, |eta, x, r| {

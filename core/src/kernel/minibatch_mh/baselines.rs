@@ -226,25 +226,35 @@ fn sequential_t_test<R: Rng + ?Sized>(
     }
 }
 
-/// The per-datum threshold μ₀ = (ln u − [log p(θ′) − log p(θ)]) / N of the sequential tests,
-/// or `None` when the prior difference already decides the step (NaN: a divergent rejection,
-/// −∞: a rejection; `out` is marked accordingly).
-fn sequential_threshold<R: Rng + ?Sized>(
+/// The start of the sequential tests: a fresh outcome and the per-datum threshold
+/// μ₀ = (ln u − [log p(θ′) − log p(θ)]) / N, or `Err` with the finished outcome when the prior
+/// difference already decides the step (NaN: a divergent rejection, −∞: a rejection).
+fn sequential_start<R: Rng + ?Sized>(
     rng: &mut R,
     lp0: f64,
     lp1: f64,
     nf: f64,
-    out: &mut TestOutcome,
-) -> Option<f64> {
+) -> Result<(TestOutcome, f64), TestOutcome> {
+    let mut out = base_outcome();
     let prior_diff = lp1 - lp0;
     if prior_diff.is_nan() {
         out.divergent = true;
-        return None;
+        return Err(out);
     }
     if prior_diff == f64::NEG_INFINITY {
-        return None;
+        return Err(out);
     }
-    Some((math::ln(uniform_open(rng)) - prior_diff) / nf)
+    Ok((out, (math::ln(uniform_open(rng)) - prior_diff) / nf))
+}
+
+/// Whether the full scan `ratios` already decides the step: a NaN or +∞ ratio is a divergent
+/// rejection, a −∞ one a rejection (`out` is marked accordingly).
+fn decided_by_scan(ratios: &[f64], out: &mut TestOutcome) -> bool {
+    if ratios.iter().any(|l| l.is_nan() || *l == f64::INFINITY) {
+        out.divergent = true;
+        return true;
+    }
+    ratios.contains(&f64::NEG_INFINITY)
 }
 
 impl MinibatchTest for AustereMh {
@@ -280,9 +290,9 @@ impl MinibatchTest for AustereMh {
     ) -> TestOutcome {
         let n = perm.len();
         let nf = n as f64;
-        let mut out = base_outcome();
-        let Some(mu0) = sequential_threshold(rng, lp0, lp1, nf, &mut out) else {
-            return out;
+        let (mut out, mu0) = match sequential_start(rng, lp0, lp1, nf) {
+            Ok(start) => start,
+            Err(done) => return done,
         };
         let inv_k = 1.0 / self.temperature;
         let table = match &self.design {
@@ -319,11 +329,7 @@ impl MinibatchTest for AustereMh {
         // AustereMH(nc): μ_std from a full scan, then the design for it.
         let ratios: Vec<f64> = (0..n).map(|i| inv_k * diffs.at(i)).collect();
         out.lik_evals = 2 * n as u64;
-        if ratios.iter().any(|l| l.is_nan() || *l == f64::INFINITY) {
-            out.divergent = true;
-            return out;
-        }
-        if ratios.contains(&f64::NEG_INFINITY) {
+        if decided_by_scan(&ratios, &mut out) {
             return out;
         }
         let mu = ratios.iter().sum::<f64>() / nf;
@@ -422,9 +428,9 @@ impl MinibatchTest for MhSubLhd {
     ) -> TestOutcome {
         let n = perm.len();
         let nf = n as f64;
-        let mut out = base_outcome();
-        let Some(mu0) = sequential_threshold(rng, lp0, lp1, nf, &mut out) else {
-            return out;
+        let (mut out, mu0) = match sequential_start(rng, lp0, lp1, nf) {
+            Ok(start) => start,
+            Err(done) => return done,
         };
         let inv_k = 1.0 / self.temperature;
         // The range C: with the Taylor control variate, from the remainder bound (no data
@@ -438,11 +444,7 @@ impl MinibatchTest for MhSubLhd {
             out.lik_evals = 2 * n as u64;
             (0..n).map(|i| inv_k * diffs.at(i)).collect()
         };
-        if ratios.iter().any(|l| l.is_nan() || *l == f64::INFINITY) {
-            out.divergent = true;
-            return out;
-        }
-        if ratios.contains(&f64::NEG_INFINITY) {
+        if decided_by_scan(&ratios, &mut out) {
             return out;
         }
         let c_range = match bound {

@@ -44,13 +44,7 @@ impl TaylorCv {
     pub fn new(view: &dyn GlmView, centre: &[f64]) -> Result<Self, Error> {
         let design = view.design();
         let (n, d) = (design.n, design.d);
-        if centre.len() != d {
-            return Err(Error::Dimension {
-                what: "control-variate centre",
-                expected: d,
-                got: centre.len(),
-            });
-        }
+        Error::check_dim("control-variate centre", d, centre.len())?;
         let fam = view.family();
         let mut eta_hat = Vec::with_capacity(n);
         let mut f1 = Vec::with_capacity(n);

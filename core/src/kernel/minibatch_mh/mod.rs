@@ -142,11 +142,18 @@ impl MinibatchMh {
         perm: &mut [usize],
     ) -> TestOutcome {
         let diffs = cv::StepDiffs::new(model, theta, proposal, None);
-        self.test_diffs(rng, &diffs, lp0, lp1, perm)
+        self.decide(rng, &diffs, lp0, lp1, perm)
     }
+}
 
-    /// [`MinibatchMh::test`] on given per-datum differences.
-    pub fn test_diffs<R: Rng + ?Sized>(
+impl MinibatchTest for MinibatchMh {
+    fn step_size(&self) -> f64 {
+        self.step_size
+    }
+    fn temperature(&self) -> f64 {
+        self.temperature
+    }
+    fn decide<R: Rng + ?Sized>(
         &self,
         rng: &mut R,
         diffs: &cv::StepDiffs<'_>,
@@ -219,25 +226,6 @@ impl MinibatchMh {
     }
 }
 
-impl MinibatchTest for MinibatchMh {
-    fn step_size(&self) -> f64 {
-        self.step_size
-    }
-    fn temperature(&self) -> f64 {
-        self.temperature
-    }
-    fn decide<R: Rng + ?Sized>(
-        &self,
-        rng: &mut R,
-        diffs: &cv::StepDiffs<'_>,
-        lp0: f64,
-        lp1: f64,
-        perm: &mut [usize],
-    ) -> TestOutcome {
-        self.test_diffs(rng, diffs, lp0, lp1, perm)
-    }
-}
-
 /// The random-walk kernel of the minibatch samplers (`mh-minibatch`, `austere-mh`,
 /// `mh-sublhd`): θ′ = θ + εξ, ξ ~ N(0, I), accepted or not by the [`MinibatchTest`] `test`
 /// reading the per-datum differences ℓᵢ(θ′) − ℓᵢ(θ) — through the second-order Taylor control
@@ -288,13 +276,7 @@ impl<M: MinibatchTest> Kernel<Arc<dyn DataModel>> for MinibatchRw<M> {
                 ),
             ));
         }
-        if position.len() != d {
-            return Err(Error::Dimension {
-                what: "position",
-                expected: d,
-                got: position.len(),
-            });
-        }
+        Error::check_dim("position", d, position.len())?;
         let lp = model.log_prior(position);
         if !lp.is_finite() || position.iter().any(|x| !x.is_finite()) {
             return Err(Error::NonFiniteStart);

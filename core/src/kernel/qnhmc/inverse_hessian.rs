@@ -161,13 +161,7 @@ impl InverseHessian {
     /// matrix (`inverse_hessian` setting), a matrix that is not positive definite.
     pub fn from_dense(b: Vec<f64>, d: usize, tol: f64) -> Result<Self, Error> {
         let len = dense_len(d)?;
-        if b.len() != len {
-            return Err(Error::Dimension {
-                what: "inverse Hessian",
-                expected: len,
-                got: b.len(),
-            });
-        }
+        Error::check_dim("inverse Hessian", len, b.len())?;
         for i in 0..d {
             for j in 0..i {
                 if b[i * d + j] != b[j * d + i] {

@@ -50,7 +50,7 @@ use super::{accept_prob, Adaptable, HasPosition, Kernel, KernelInfo, Metric, Ste
 use crate::cost::Cost;
 use crate::error::Error;
 use crate::model::LogDensity;
-use crate::rng::{uniform, ChainRng, Rng};
+use crate::rng::{ChainRng, Rng};
 use alloc::vec;
 use alloc::vec::Vec;
 
@@ -218,21 +218,9 @@ impl Qnhmc {
         scheme: Scheme,
         pairs: PairSource,
     ) -> Result<Self, Error> {
-        super::check_step_size(step_size)?;
-        if n_steps == 0 {
-            return Err(Error::setting("L", "must be at least 1"));
-        }
-        if !(0.0..1.0).contains(&jitter) {
-            return Err(Error::setting("jitter", "must be in [0, 1)"));
-        }
+        super::hmc::check_static(step_size, n_steps, jitter)?;
         let d = precond.dim();
-        if momentum.dim() != d {
-            return Err(Error::Dimension {
-                what: "momentum metric",
-                expected: d,
-                got: momentum.dim(),
-            });
-        }
+        Error::check_dim("momentum metric", d, momentum.dim())?;
         if scheme == Scheme::Mass && d > MASS_MAX_D {
             return Err(Error::setting(
                 "precondition",
@@ -385,11 +373,7 @@ impl<T: LogDensity + ?Sized> Kernel<T> for Qnhmc {
     }
 
     fn step(&self, rng: &mut ChainRng, target: &T, state: &mut QnState) -> StepInfo {
-        let eps = if self.jitter > 0.0 {
-            self.step_size * (1.0 + self.jitter * (2.0 * uniform(rng) - 1.0))
-        } else {
-            self.step_size
-        };
+        let eps = super::hmc::jittered(rng, self.step_size, self.jitter);
         let metric = self.kinetic_metric();
         let mut z = state.point.clone();
         metric.sample_momentum(rng, &mut z.p);
@@ -404,8 +388,7 @@ impl<T: LogDensity + ?Sized> Kernel<T> for Qnhmc {
         if !divergent && (!h.is_finite() || h - h0 > MAX_ENERGY_ERROR) {
             divergent = true;
         }
-        let a = if divergent { 0.0 } else { accept_prob(h0 - h) };
-        let accepted = !divergent && uniform(rng) < a;
+        let (a, accepted) = super::metropolis(rng, divergent, || h0 - h);
         let energy = if accepted {
             if self.pairs == PairSource::Sample {
                 let old = &state.point;
@@ -510,13 +493,6 @@ impl<T: LogDensity + ?Sized> Adaptable<T> for Qnhmc {
         } else {
             accept_prob(h0 - z.hamiltonian(metric))
         };
-        let e = target.evals_per_call();
-        (
-            a,
-            Cost {
-                lik_evals: e,
-                grad_evals: e,
-            },
-        )
+        (a, Cost::value_and_grad(target.evals_per_call()))
     }
 }

@@ -1,12 +1,13 @@
 //! Settings schema and parsing of `austere-mh` and `mh-sublhd` (kernels in
 //! [`crate::kernel::minibatch_mh::baselines`]), run by the minibatch driver.
 
-use super::{start_chain, P_CONTROL, P_INIT, P_INIT_RADIUS, P_STEP, P_TEMPERATURE};
+use super::{start_chain, P_CONTROL, P_STEP, P_TEMPERATURE};
 use crate::chain::Chain;
 use crate::error::Error;
 use crate::kernel::minibatch_mh::baselines::{AustereMh, MhSubLhd};
 use crate::model::DataModel;
 use crate::rng::ChainRng;
+use crate::sampler::{P_INIT, P_INIT_RADIUS};
 use crate::schema::{ChainConfig, ParamKind, ParamSpec, SamplerInfo};
 use alloc::boxed::Box;
 use alloc::sync::Arc;
@@ -154,8 +155,7 @@ pub fn build_chain(
         P_BATCH_SUBLHD
     }
     .int(s)?;
-    let init = P_INIT.choice(s)?;
-    let radius = P_INIT_RADIUS.real(s)?;
+    let (init, radius) = crate::sampler::start_from_settings(s)?;
     if austere {
         let design = P_DESIGN.choice(s)?;
         let k = if design == "fixed" {

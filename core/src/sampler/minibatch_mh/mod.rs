@@ -133,22 +133,6 @@ const P_SIGMA: ParamSpec = ParamSpec {
     kind: ParamKind::Choice(&["1", "1.2"]),
 };
 
-pub(crate) const P_INIT: ParamSpec = ParamSpec {
-    key: "init",
-    description: "starting point: random (uniform(−r, r)), zero, model (the model's own)",
-    kind: ParamKind::Choice(&["random", "zero", "model"]),
-};
-
-pub(crate) const P_INIT_RADIUS: ParamSpec = ParamSpec {
-    key: "init_radius",
-    description: "r of the random starting point uniform(−r, r)",
-    kind: ParamKind::Real {
-        default: 2.0,
-        min: 0.0,
-        max: 1e6,
-    },
-};
-
 /// Registry entry of `mh-minibatch`.
 pub const MH_MINIBATCH_INFO: SamplerInfo = SamplerInfo {
     name: "mh-minibatch",
@@ -161,8 +145,8 @@ pub const MH_MINIBATCH_INFO: SamplerInfo = SamplerInfo {
         P_TEMPERATURE,
         P_BATCH_STEP,
         P_SIGMA,
-        P_INIT,
-        P_INIT_RADIUS,
+        super::P_INIT,
+        super::P_INIT_RADIUS,
         P_CONTROL,
     ],
 };
@@ -182,8 +166,7 @@ pub fn build_chain(
         "1.2" => Correction::sigma_1_2(),
         _ => Correction::sigma_1(),
     };
-    let init = P_INIT.choice(s)?;
-    let radius = P_INIT_RADIUS.real(s)?;
+    let (init, radius) = super::start_from_settings(s)?;
     s.check_all_used()?;
     let kernel = MinibatchMh::new(step, temperature, m, correction)?;
     start_chain(kernel, model, init, radius, config.warmup, rng, control)
