@@ -39,7 +39,14 @@ pub enum ModeMethod {
     /// L-BFGS with a strong-Wolfe line search: gradients only, O(n d) per evaluation.
     /// The Hessian is computed once, at the end.
     Lbfgs,
+    /// [`ModeMethod::Newton`] up to [`NEWTON_MAX_DIM`] parameters, [`ModeMethod::Lbfgs`]
+    /// above: a Newton step factors a d × d matrix (O(d³), several times when the Hessian is
+    /// indefinite, as in matrix factorisation), which at d = 900 took minutes.
+    Auto,
 }
+
+/// The largest dimension [`ModeMethod::Auto`] finds the mode of by Newton's method.
+pub const NEWTON_MAX_DIM: usize = 200;
 
 /// Options of [`find_mode`].
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -57,7 +64,7 @@ pub struct ModeOptions {
 impl Default for ModeOptions {
     fn default() -> Self {
         ModeOptions {
-            method: ModeMethod::Newton,
+            method: ModeMethod::Auto,
             max_iter: 500,
             grad_tol: 1e-10,
             memory: 10,

@@ -59,14 +59,15 @@ fn run(mut obj: Objective<'_>, start: &[f64], opts: &ModeOptions) -> Result<Mode
     }
     let tol = opts.grad_tol * (obj.n().max(1) as f64);
     // d = 0 has nothing to optimise; Newton returns at once.
-    let method = if d == 0 {
-        ModeMethod::Newton
-    } else {
-        opts.method
+    let method = match opts.method {
+        _ if d == 0 => ModeMethod::Newton,
+        ModeMethod::Auto if d <= super::NEWTON_MAX_DIM => ModeMethod::Newton,
+        ModeMethod::Auto => ModeMethod::Lbfgs,
+        m => m,
     };
     match method {
         ModeMethod::Newton => newton(obj, theta, f, g, tol, opts),
-        ModeMethod::Lbfgs => {
+        ModeMethod::Lbfgs | ModeMethod::Auto => {
             let lo = LbfgsOptions {
                 memory: opts.memory,
                 max_iter: opts.max_iter,

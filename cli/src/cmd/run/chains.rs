@@ -17,6 +17,23 @@ pub(super) fn progress_bar(total: u64) -> ProgressBar {
     bar
 }
 
+/// A spinner on a terminal while chain 0 is set up (mode search, automatic step size, pilot
+/// runs); hidden otherwise.
+pub(super) fn setup_spinner(sampler: &str, d: usize) -> ProgressBar {
+    if !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+    if let Ok(style) = ProgressStyle::with_template("{spinner} {msg} {elapsed_precise}") {
+        bar.set_style(style);
+    }
+    bar.set_message(format!(
+        "setting up {sampler} (d = {d}: mode, step size, pilot runs)"
+    ));
+    bar.enable_steady_tick(std::time::Duration::from_millis(200));
+    bar
+}
+
 /// Where one chain writes its rows while it samples.
 pub(super) struct ChainSink<'a> {
     /// The output directory.

@@ -263,8 +263,11 @@ pub fn run(a: &RunArgs) -> Result<(), CliError> {
         warmup: a.warmup,
         settings: &settings,
     };
-    let chain0 = registry::build_reported_chain(&config, model.clone(), &mut rng0)
-        .map_err(|e| ctx.describe(&e))?;
+    // Set-up (a mode search, a pilot run) can take a while at large d: say so on a terminal.
+    let spinner = setup_spinner(&a.sampler, model.dim());
+    let chain0 = registry::build_reported_chain(&config, model.clone(), &mut rng0);
+    spinner.finish_and_clear();
+    let chain0 = chain0.map_err(|e| ctx.describe(&e))?;
     let t_setup0 = t_build.elapsed().as_secs_f64();
     settings.check_all_used().map_err(|e| ctx.describe(&e))?;
     let param_names = chain0.param_names();

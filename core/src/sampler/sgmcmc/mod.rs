@@ -116,6 +116,34 @@ pub const NOISE_PROBES: usize = 8;
 /// Gradient estimates per probe point.
 pub const NOISE_DRAWS: usize = 8;
 
+/// The Cholesky factor of A, or where A is not positive definite (flat or saddle directions, as
+/// in matrix factorisation, whose posterior is invariant under rotations of the factors) of
+/// A + τI with the smallest τ of the ladder 10⁻⁶·s, 10⁻⁵·s, … (s = mean |Aᵢᵢ|) that factors:
+/// the probe points of [`measure_noise`] then spread at most 1/√τ along those directions.
+/// `None` when no τ up to 10⁶·s works (A not finite).
+fn regularised_cholesky(a: &[f64], d: usize) -> Option<crate::linalg::Cholesky> {
+    if let Ok(c) = crate::linalg::Cholesky::new(a, d) {
+        return Some(c);
+    }
+    let s = (0..d).map(|k| math::abs(a[k * d + k])).sum::<f64>() / d.max(1) as f64;
+    if !(s.is_finite() && s > 0.0) {
+        return None;
+    }
+    let mut work = a.to_vec();
+    let mut tau = 1e-6 * s;
+    while tau <= 1e6 * s {
+        work.copy_from_slice(a);
+        for k in 0..d {
+            work[k * d + k] += tau;
+        }
+        if let Ok(c) = crate::linalg::Cholesky::new(&work, d) {
+            return Some(c);
+        }
+        tau *= 10.0;
+    }
+    None
+}
+
 /// The gradient-noise measurement behind the automatic step and batch (module docs): the
 /// curvature step h_curv = c/λ_max(A) and tr(Cov ĝ), the trace of the estimator's covariance
 /// (in the sampler's coordinates), averaged over
@@ -136,11 +164,10 @@ fn measure_noise(
              give step_size",
         )
     };
-    let chol = crate::linalg::Cholesky::new(neg_hessian, d).map_err(|_| bad())?;
-    let lmax = crate::linalg::symmetric_eigen(neg_hessian, d)
-        .ok()
-        .and_then(|e| e.values.first().copied())
-        .ok_or_else(bad)?;
+    let chol = regularised_cholesky(neg_hessian, d).ok_or_else(bad)?;
+    let lmax = crate::linalg::extreme_eigenvalues(neg_hessian, d)
+        .map_err(|_| bad())?
+        .0;
     if !(lmax.is_finite() && lmax > 0.0) {
         return Err(bad());
     }
@@ -262,10 +289,7 @@ pub const PILOT_ITERS_MAX: usize = 50_000;
 /// [[`PILOT_ITERS_MIN`], [`PILOT_ITERS_MAX`]]. An A without a positive smallest eigenvalue
 /// gives the maximum.
 pub fn auto_pilot_iters(neg_hessian: &[f64], d: usize, h: f64) -> usize {
-    let lmin = crate::linalg::symmetric_eigen(neg_hessian, d)
-        .ok()
-        .and_then(|e| e.values.last().copied())
-        .unwrap_or(f64::NAN);
+    let lmin = crate::linalg::extreme_eigenvalues(neg_hessian, d).map_or(f64::NAN, |e| e.1);
     let tau = 2.0 / (h * lmin);
     if !(lmin > 0.0 && tau.is_finite()) {
         return PILOT_ITERS_MAX;
@@ -458,7 +482,20 @@ pub fn build_sg_chain(
             gradient::check_batch(n, batch, true)?;
             let r = mode.as_ref().ok_or(Error::NonFiniteStart)?;
             let w = if opts.control_variate {
-                let cov = r.covariance()?;
+                // The Laplace covariance; regularised where the precision is only semi-definite
+                // (matrix factorisation), as for the automatic step's probe points.
+                let cov = match r.covariance() {
+                    Ok(c) => c,
+                    Err(_) => regularised_cholesky(&r.neg_hessian, d)
+                        .ok_or_else(|| {
+                            Error::setting(
+                                "weights",
+                                "the control-variate weights need a finite Laplace precision at \
+                                 the mode",
+                            )
+                        })?
+                        .inverse(),
+                };
                 gradient::cv_ps_weights(model.as_ref(), &r.mode, &cov)?
             } else {
                 gradient::ps_weights(model.as_ref(), &r.mode)
