@@ -507,9 +507,14 @@ async function startRun() {
     },
     onError: (ch, message) => {
       if (state.run !== run) return;
-      showError(run.chains.length > 1 ? `chain ${ch.c + 1}: ${message}` : message);
-      // One failing chain stops the run: the configuration is the same for all.
-      stopRun(true);
+      // The failing chain's error is shown; the other chains go on (a configuration error
+      // fails every chain, each with the same message, shown once).
+      run.chainErrors ??= new Map();
+      const who = run.chainErrors.get(message) ?? [];
+      who.push(ch.c + 1);
+      run.chainErrors.set(message, who);
+      showError([...run.chainErrors].map(([msg, cs]) => (run.chains.length > 1
+        ? `chain${cs.length > 1 ? 's' : ''} ${cs.sort((a, b) => a - b).join(', ')}: ${msg}` : msg)).join('; '));
     },
     onEnd: () => {
       if (state.run === run) checkFinished(run);
@@ -672,7 +677,8 @@ function onDiag(run, m) {
     run.final = true;
     showWarnings(m.warnings ?? []);
     renderNow();
-    document.body.dataset.state = run.chains.every((c) => c.status === 'done') ? 'done' : 'stopped';
+    document.body.dataset.state = run.chains.every((c) => c.status === 'done') ? 'done'
+      : (run.chains.some((c) => c.status === 'error') ? 'error' : 'stopped');
   } else {
     scheduleRender();
   }
@@ -989,6 +995,10 @@ window.tallmc = {
   /** Per chain, the iteration at which its worker acknowledged a pause (null: not paused). */
   pausedAt: () => state.run?.chains.map((c) => c.pausedAt ?? null) ?? [],
   computeMs: () => state.run?.chains.map((c) => c.computeMs) ?? [],
+  /** Per chain: starting, running, done, stopped or error. */
+  chainStatus: () => state.run?.chains.map((c) => c.status) ?? [],
+  /** Test hook: chain c's worker dies of an uncaught error. */
+  crashChain: (c) => state.run?.client.chains[c]?.worker.postMessage({ type: 'crash' }),
   drawsCsv,
   summaryCsv,
   compare: compareState,

@@ -102,6 +102,10 @@ self.onmessage = async (ev) => {
       loop().catch((e) => self.postMessage({ type: 'error', chain, message: message(e) }));
       break;
     }
+    case 'crash':
+      // Test hook (window.tallmc.crashChain): die as a worker does on an uncaught error.
+      setTimeout(() => { throw new Error('chain worker crashed (test hook)'); });
+      break;
     case 'pause':
       paused = true;
       break;

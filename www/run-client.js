@@ -6,6 +6,24 @@
 
 const CHAIN_WORKER = new URL('./chain-worker.js', import.meta.url);
 
+/**
+ * The most a run may hold in this page, in bytes: every iteration's draws and per-step
+ * statistics of every chain are kept (for the plots, the diagnostics and the export). A run
+ * estimated above it is refused as soon as its first chain is ready, before draws accumulate.
+ */
+export const MAX_PAGE_BYTES = 2e9;
+
+/** Bytes a run of `chains` chains like this ready message will hold in the page. */
+export function runBytes(m, chains) {
+  // Draws (d), extras, and about ten per-step statistics, as 8-byte numbers.
+  return chains * m.total * (m.dim + m.extrasPerStep + 10) * 8;
+}
+
+/** `1.2 GB`: bytes as a person reads them. */
+function gb(b) {
+  return b >= 1e9 ? `${(b / 1e9).toFixed(1)} GB` : `${(b / 1e6).toFixed(0)} MB`;
+}
+
 /** A worker that has not answered a stop within this many milliseconds is terminated. */
 export const STOP_GRACE_MS = 300;
 
@@ -34,6 +52,7 @@ export class ChainRun {
    * @param {(ch: object, m: object) => void} [o.onMessage] any other message (`paused`)
    * @param {(ch: object, message: string) => void} [o.onError] a chain failed (it is terminated)
    * @param {(run: ChainRun) => void} [o.onEnd] once, when every chain has ended
+   * @param {number} [o.maxBytes] the page's memory limit for the run ([`MAX_PAGE_BYTES`])
    */
   constructor(o) {
     this.o = o;
@@ -109,7 +128,18 @@ export class ChainRun {
   receive(ch, m) {
     if (this.endedOnce || ended(ch)) return;
     switch (m.type) {
-      case 'ready':
+      case 'ready': {
+        const bytes = runBytes(m, this.chains.length);
+        const limit = this.o.maxBytes ?? MAX_PAGE_BYTES;
+        if (bytes > limit) {
+          this.receive(ch, {
+            type: 'error',
+            message: `draws: ${this.chains.length} chain${this.chains.length > 1 ? 's' : ''} × ${m.total} iterations × `
+              + `${m.dim} parameters would hold about ${gb(bytes)} in this page (limit ${gb(limit)}): `
+              + 'lower the draws, the warm-up or the chains',
+          });
+          return;
+        }
         ch.status = 'running';
         ch.total = m.total;
         ch.warmup = m.warmup;
@@ -123,6 +153,7 @@ export class ChainRun {
         };
         this.o.onReady?.(ch, m);
         break;
+      }
       case 'batch':
         ch.iteration = m.iteration;
         ch.computeMs = m.computeMs;

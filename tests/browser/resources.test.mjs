@@ -1,0 +1,45 @@
+// Bounded resources in the page (issue 19): a run too large to hold is refused with a clear
+// message before draws accumulate, and a chain whose worker dies shows its error while the
+// other chains go on to the end.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { setup, openPage, waitForEnd, readDiagnostics, errorText } from './helpers.mjs';
+
+let env;
+before(async () => { env = await setup(); });
+after(async () => { await env?.close(); });
+
+test('a run too large for the page is refused with its estimate', async () => {
+  const { page, errors } = await openPage(env,
+    '?dataset=logistic&n=200&d=3&model=logistic&sampler=rwmh&chains=16&warmup=0&draws=10000000&seed=1');
+  await page.click('[data-testid=run-button]');
+  assert.equal(await waitForEnd(page, 60000), 'error');
+  const msg = await errorText(page);
+  assert.match(msg, /draws: 16 chains × 10000000 iterations × 3 parameters would hold about [\d.]+ GB in this page \(limit 2\.0 GB\)/);
+  // Said once, not once per chain.
+  assert.equal(msg.split('would hold').length, 2, msg);
+  assert.deepEqual(await page.evaluate(() => window.tallmc.chainStatus()), Array(16).fill('error'));
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test('a chain whose worker dies shows its error; the other chains finish', async () => {
+  const { page } = await openPage(env,
+    '?dataset=logistic&n=500&d=3&model=logistic&sampler=rwmh&chains=3&warmup=200&draws=20000&seed=1');
+  await page.click('[data-testid=run-button]');
+  await page.waitForFunction(() => window.tallmc.chainStatus().every((s) => s === 'running'), null, { timeout: 60000 });
+  await page.evaluate(() => window.tallmc.crashChain(1));
+  assert.equal(await waitForEnd(page, 120000), 'error');
+  assert.deepEqual(await page.evaluate(() => window.tallmc.chainStatus()), ['done', 'error', 'done']);
+  assert.match(await errorText(page), /^chain 2: .*crashed/);
+  const iters = await page.evaluate(() => window.tallmc.iterations());
+  assert.equal(iters[0], 20200);
+  assert.equal(iters[2], 20200);
+  // The diagnostics are those of the chains that finished.
+  await page.waitForFunction(() => document.querySelectorAll('[data-testid=diagnostics-table] tbody tr').length > 0,
+    null, { timeout: 60000 });
+  const diag = await readDiagnostics(page);
+  assert.deepEqual(Object.keys(diag), ['intercept', 'x1', 'x2']);
+  for (const [k, r] of Object.entries(diag)) assert.ok(Number.isFinite(r.mean), `${k}: ${r.mean}`);
+  await page.close();
+});
