@@ -77,7 +77,7 @@ impl SsmKind {
                 crate::ssm::scale_prior_from_settings(settings)?,
             )?)),
             "garch" => {
-                for k in crate::ssm::SCALE_PRIOR_KEYS {
+                for k in crate::ssm::SCALE_PRIOR_PARAMS.iter().map(|p| p.key) {
                     if settings.contains(k) {
                         return Err(Error::setting(k, "has no effect with model garch"));
                     }
