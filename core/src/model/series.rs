@@ -78,7 +78,7 @@ impl SsmKind {
             )?)),
             "garch" => {
                 for k in crate::ssm::SCALE_PRIOR_PARAMS.iter().map(|p| p.key) {
-                    if settings.contains(k) {
+                    if settings.given(k) {
                         return Err(Error::setting(k, "has no effect with model garch"));
                     }
                 }

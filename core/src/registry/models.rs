@@ -75,14 +75,10 @@ pub static MODELS: &[ModelInfo] = &[
         name: "gaussian",
         description: "Mean of dense Gaussian observations with known correlated covariance",
         regression: false,
-        params: &[
-            gaussian::P_CORRELATION,
-            gaussian::P_RHO,
-            gaussian::P_SD,
-            PRIOR,
-            PRIOR_SCALE,
-            REPARAM,
-        ],
+        // No `reparam`: the posterior of the mean is Gaussian already, and the builder never
+        // read the key (it was declared here, shown in the help and the browser's checkbox,
+        // and refused as unknown).
+        params: &[gaussian::P_CORRELATION, gaussian::P_RHO, gaussian::P_SD, PRIOR, PRIOR_SCALE],
     },
     ModelInfo {
         name: "pmf",
