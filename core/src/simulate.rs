@@ -69,7 +69,12 @@ fn pmf_theta(k: usize, users: usize, items: usize, rng: &mut ChainRng) -> Vec<f6
 fn simulate_pmf(n: usize, k: usize, seed: u64, settings: &Settings) -> Result<Table, Error> {
     let users = settings.usize_in("users", PMF_DEFAULT_USERS, 1, 1_000_000)?;
     let items = settings.usize_in("items", PMF_DEFAULT_ITEMS, 1, 1_000_000)?;
-    let noise = settings.positive_or("noise_sd", math::sqrt(0.5))?;
+    // σ = 1/√β at the model's default precision β = 2: √½ (1/2 is exact, so the bits are those
+    // of sqrt(0.5)).
+    let noise = settings.positive_or(
+        "noise_sd",
+        math::sqrt(1.0 / crate::model::pmf::DEFAULT_PRECISION),
+    )?;
     if (users + items)
         .checked_mul(k)
         .is_none_or(|d| d > 100_000_000)
