@@ -23,6 +23,22 @@ pub struct ParamSpec {
 /// parameter with the reader of another kind is a programming error, reported as an invalid
 /// setting naming the key (never a panic).
 impl ParamSpec {
+    /// A finite real number > 0 (`(0, inf)`, both ends open) with default `default`: the
+    /// shape of most model hyperparameters (scales, variances, precisions).
+    pub const fn positive(key: &'static str, description: &'static str, default: f64) -> Self {
+        ParamSpec {
+            key,
+            description,
+            kind: ParamKind::RealOpen {
+                default,
+                min: 0.0,
+                max: f64::INFINITY,
+                min_open: true,
+                max_open: true,
+            },
+        }
+    }
+
     fn kind_error(&self, want: &str) -> Error {
         Error::setting(
             self.key,

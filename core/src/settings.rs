@@ -74,6 +74,13 @@ impl Settings {
         self.map.contains_key(key)
     }
 
+    /// Whether `key` was given, without marking it used: for refusing a key that does not
+    /// apply to this model or sampler at all (it stays out of [`Settings::used_keys`], and
+    /// [`Settings::check_all_used`] would refuse it anyway).
+    pub fn given(&self, key: &str) -> bool {
+        self.map.contains_key(key)
+    }
+
     fn mark(&self, key: &str) {
         let mut u = self.used.borrow_mut();
         if !u.iter().any(|k| k == key) {
@@ -213,6 +220,12 @@ impl Settings {
                 )
             }),
         }
+    }
+
+    /// Every key read so far by a getter (given or not), in the order first read: what a
+    /// builder consults, so a test can check each key it reads is declared in its schema.
+    pub fn used_keys(&self) -> Vec<String> {
+        self.used.borrow().clone()
     }
 
     /// Error on the first key never read by a getter (a typo or an option this sampler lacks).

@@ -34,7 +34,7 @@ use crate::dist::{bernoulli, gamma, normal, poisson, std_normal};
 use crate::error::Error;
 use crate::linalg::Cholesky;
 use crate::math;
-use crate::model::gaussian::{self, Correlation};
+use crate::model::gaussian;
 use crate::model::gmm;
 use crate::rng::{chain_rng, uniform, ChainRng};
 use crate::settings::Settings;
@@ -69,7 +69,12 @@ fn pmf_theta(k: usize, users: usize, items: usize, rng: &mut ChainRng) -> Vec<f6
 fn simulate_pmf(n: usize, k: usize, seed: u64, settings: &Settings) -> Result<Table, Error> {
     let users = settings.usize_in("users", PMF_DEFAULT_USERS, 1, 1_000_000)?;
     let items = settings.usize_in("items", PMF_DEFAULT_ITEMS, 1, 1_000_000)?;
-    let noise = settings.positive_or("noise_sd", math::sqrt(0.5))?;
+    // σ = 1/√β at the model's default precision β = 2: √½ (1/2 is exact, so the bits are those
+    // of sqrt(0.5)).
+    let noise = settings.positive_or(
+        "noise_sd",
+        math::sqrt(1.0 / crate::model::pmf::DEFAULT_PRECISION),
+    )?;
     if (users + items)
         .checked_mul(k)
         .is_none_or(|d| d > 100_000_000)
@@ -206,7 +211,7 @@ pub fn simulate(
     let theta = draw_theta(model, d, &mut rng);
     match model {
         "gmm" => {
-            let nv = settings.positive_or("noise_var", gmm::DEFAULT_NOISE_VAR)?;
+            let nv = gmm::P_NOISE_VAR.real(settings)?;
             let sd = math::sqrt(nv);
             let x = (0..n)
                 .map(|_| {
@@ -222,12 +227,9 @@ pub fn simulate(
             Table::new(vec![String::from("x")], vec![x])
         }
         "gaussian" => {
-            let corr = match settings.choice("correlation", "equi", &["equi", "ar1"])? {
-                "ar1" => Correlation::Ar1,
-                _ => Correlation::Equi,
-            };
-            let rho = settings.f64_or("rho", gaussian::DEFAULT_RHO)?;
-            let sd = settings.f64_or("sd", gaussian::DEFAULT_SD)?;
+            let corr = gaussian::correlation_from_settings(settings)?;
+            let rho = gaussian::P_RHO.real(settings)?;
+            let sd = gaussian::P_SD.real(settings)?;
             let cov = gaussian::covariance(d, corr, rho, sd)?;
             let chol = Cholesky::new(&cov, d)?;
             let mut cols = vec![Vec::with_capacity(n); d];
@@ -245,16 +247,14 @@ pub fn simulate(
         }
         _ => {
             let noise = match model {
-                "linear" => {
-                    settings.positive_or("noise_sd", crate::model::linear::DEFAULT_NOISE_SD)?
-                }
-                "robust" => settings.positive_or("noise_sd", 1.0)?,
+                "linear" => crate::model::linear::P_NOISE_SD.real(settings)?,
+                "robust" => crate::model::glm::P_T_SCALE.real(settings)?,
                 _ => 1.0,
             };
             let nu = if model == "robust" {
-                settings.positive_or("nu", 4.0)?
+                crate::model::glm::P_NU.real(settings)?
             } else {
-                4.0
+                crate::model::glm::DEFAULT_NU
             };
             let mut cols = vec![Vec::with_capacity(n); d];
             let mut x = vec![0.0; d];

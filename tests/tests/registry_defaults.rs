@@ -374,3 +374,164 @@ fn every_model_range_is_validated() {
         bad.join("\n")
     );
 }
+
+/// Small synthetic data of every model's own shape (the simulator's defaults), so each model
+/// is covered, not only those with a bundled real table.
+fn simulated(name: &str) -> (tallmc_core::data::Table, DesignSpec) {
+    let (n, d) = match name {
+        "pmf" => (300, 2),
+        "lgssm" | "sv" | "garch" => (60, 1),
+        _ => (120, 3),
+    };
+    let table = tallmc_core::simulate::simulate(name, n, d, 11, &Settings::new()).unwrap();
+    let response = if table.column_index("y").is_some() && name != "gaussian" {
+        "y"
+    } else {
+        ""
+    };
+    let spec = DesignSpec {
+        response: response.into(),
+        features: None,
+        intercept: true,
+        standardize: false,
+    };
+    (table, spec)
+}
+
+/// What a built model is, bit for bit: its dimension and names, the log prior and full
+/// log-likelihood at a few points (NaN for the particle-filter series models), and for a
+/// time-series model its whole configuration (initial law and prior, by `Debug`).
+fn fingerprint(m: &Arc<dyn DataModel>) -> Vec<String> {
+    let mut f = vec![m.dim().to_string(), m.param_names().join(",")];
+    let base = m.initial_point();
+    for k in 0..3 {
+        let theta: Vec<f64> = base
+            .iter()
+            .enumerate()
+            .map(|(j, v)| v + 0.1 * k as f64 * (1.0 + j as f64 % 3.0))
+            .collect();
+        f.push(format!(
+            "{:x} {:x}",
+            m.log_prior(&theta).to_bits(),
+            m.log_lik_all(&theta).to_bits()
+        ));
+    }
+    if let Some(s) = m.as_series() {
+        f.push(format!("{s:?}"));
+    }
+    f
+}
+
+/// A valid value of `p` other than its default (None when the kind has only one value).
+fn other_value(p: &ParamSpec) -> Option<String> {
+    match p.kind {
+        ParamKind::Choice(c) => c.get(1).map(|v| v.to_string()),
+        ParamKind::Bool(b) => Some((!b).to_string()),
+        ParamKind::Int { default, min, max } => [default.checked_add(1), default.checked_sub(1)]
+            .into_iter()
+            .flatten()
+            .find(|v| (min..=max).contains(v) && *v > 0)
+            .map(|v| v.to_string()),
+        _ => {
+            let (ParamKind::Real { default, .. } | ParamKind::RealOpen { default, .. }) = p.kind
+            else {
+                unreachable!()
+            };
+            let r = p.kind.real_range()?;
+            [default * 2.0, default / 2.0, default + 1.0, default - 1.0]
+                .into_iter()
+                .find(|v| v.is_finite() && *v != default && r.contains(*v))
+                .map(|v| format!("{v:?}"))
+        }
+    }
+}
+
+/// Settings parsing of every model is driven by its schema (issue 18: each default written
+/// once). For every model, on data of its own shape:
+/// - every key its builder reads is declared in its schema, and every declared key is read
+///   (alone, or under the setting it needs, [`CONDITIONS`]);
+/// - each parameter given explicitly at its schema default builds the same model, bit for bit,
+///   as leaving it out (a parser default that drifts from the schema fails);
+/// - each parameter at another valid value builds a different model (the setting is read and
+///   used, not shadowed by a second literal default);
+/// - a key of another model's schema is not accepted.
+#[test]
+fn every_model_reads_exactly_its_schema() {
+    let mut bad = Vec::new();
+    let all_keys: Vec<&str> = models()
+        .iter()
+        .flat_map(|m| m.params.iter().map(|p| p.key))
+        .collect();
+    for info in models() {
+        let (table, spec) = simulated(info.name);
+        let build = |kv: &[(&str, &str)]| -> Result<(Arc<dyn DataModel>, Vec<String>), String> {
+            let s = settings(kv);
+            let m = build_model(info.name, &table, &spec, &s).map_err(|e| e.to_string())?;
+            s.check_all_used().map_err(|e| e.to_string())?;
+            Ok((m, s.used_keys()))
+        };
+        let declared: Vec<&str> = info.params.iter().map(|p| p.key).collect();
+        // The keys read with no setting and under each condition: exactly the schema.
+        let mut read: Vec<String> = Vec::new();
+        let mut conds: Vec<Vec<(&str, &str)>> = vec![vec![]];
+        conds.extend(info.params.iter().map(|p| condition(info.name, p.key)));
+        for cond in &conds {
+            match build(cond) {
+                Ok((_, used)) => read.extend(used),
+                Err(e) => bad.push(format!("{} {cond:?}: refused: {e}", info.name)),
+            }
+        }
+        read.sort();
+        read.dedup();
+        for k in &read {
+            if !declared.contains(&k.as_str()) {
+                bad.push(format!("{} reads `{k}`, not in its schema", info.name));
+            }
+        }
+        for k in &declared {
+            if !read.iter().any(|r| r == k) {
+                bad.push(format!("{} declares `{k}`, never read", info.name));
+            }
+        }
+        for p in info.params {
+            let cond = condition(info.name, p.key);
+            let Ok((base, _)) = build(&cond) else {
+                continue;
+            };
+            let base = fingerprint(&base);
+            let v = default_text(p);
+            let mut kv = cond.clone();
+            kv.push((p.key, &v));
+            match build(&kv) {
+                Ok((m, _)) if fingerprint(&m) == base => {}
+                Ok(_) => bad.push(format!("{} {kv:?}: differs from {cond:?}", info.name)),
+                Err(e) => bad.push(format!("{} {kv:?}: refused: {e}", info.name)),
+            }
+            let Some(w) = other_value(p) else {
+                bad.push(format!("{} {}: no other value to probe", info.name, p.key));
+                continue;
+            };
+            let mut kv = cond.clone();
+            kv.push((p.key, &w));
+            match build(&kv) {
+                Ok((m, _)) if fingerprint(&m) != base => {}
+                Ok(_) => bad.push(format!(
+                    "{} {kv:?}: builds the same model as {cond:?} (setting ignored)",
+                    info.name
+                )),
+                Err(e) => bad.push(format!("{} {kv:?}: refused: {e}", info.name)),
+            }
+        }
+        for k in all_keys.iter().filter(|k| !declared.contains(k)) {
+            if build(&[(k, "1")]).is_ok() {
+                bad.push(format!("{} accepts `{k}`, not in its schema", info.name));
+            }
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "{} model settings disagree with the schema:\n{}",
+        bad.len(),
+        bad.join("\n")
+    );
+}

@@ -16,6 +16,7 @@ use super::prior::Prior;
 use super::DataModel;
 use crate::error::Error;
 use crate::linalg::{self, Cholesky};
+use crate::schema::{ParamKind, ParamSpec};
 use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
@@ -33,6 +34,41 @@ pub enum Correlation {
 pub const DEFAULT_RHO: f64 = 0.5;
 /// Default marginal standard deviation (`sd`).
 pub const DEFAULT_SD: f64 = 1.0;
+
+/// The `gaussian` model's `correlation` setting (also read by its simulator).
+pub const P_CORRELATION: ParamSpec = ParamSpec {
+    key: "correlation",
+    description: "Correlation structure: equi (all pairs ρ) or ar1 (ρ^|j−k|)",
+    kind: ParamKind::Choice(&["equi", "ar1"]),
+};
+
+/// The `gaussian` model's `rho` setting (also read by its simulator).
+pub const P_RHO: ParamSpec = ParamSpec {
+    key: "rho",
+    description: "Correlation ρ of the observations",
+    kind: ParamKind::RealOpen {
+        default: DEFAULT_RHO,
+        min: -1.0,
+        max: 1.0,
+        min_open: true,
+        max_open: true,
+    },
+};
+
+/// The `gaussian` model's `sd` setting (also read by its simulator).
+pub const P_SD: ParamSpec = ParamSpec::positive(
+    "sd",
+    "Marginal standard deviation of each coordinate",
+    DEFAULT_SD,
+);
+
+/// The correlation structure named by `correlation` ([`P_CORRELATION`]).
+pub fn correlation_from_settings(s: &crate::settings::Settings) -> Result<Correlation, Error> {
+    Ok(match P_CORRELATION.choice(s)? {
+        "ar1" => Correlation::Ar1,
+        _ => Correlation::Equi,
+    })
+}
 
 /// The covariance Σ = sd² R, row-major d × d. Errors if it is not positive definite.
 pub fn covariance(d: usize, corr: Correlation, rho: f64, sd: f64) -> Result<Vec<f64>, Error> {

@@ -11,6 +11,7 @@ use super::{DataModel, GlmView};
 use crate::data::Design;
 use crate::math;
 use crate::optim::{find_mode, find_mode_subset, ModeOptions};
+use crate::schema::ParamSpec;
 use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
@@ -630,11 +631,30 @@ pub struct StudentT {
     pub scale: f64,
 }
 
+/// Default degrees of freedom ν of the `robust` model's Student-t noise.
+pub const DEFAULT_NU: f64 = 4.0;
+/// Default scale of the `robust` model's Student-t noise.
+pub const DEFAULT_T_SCALE: f64 = 1.0;
+
+/// The `robust` model's `nu` setting.
+pub const P_NU: ParamSpec = ParamSpec::positive(
+    "nu",
+    "Degrees of freedom ν of the Student-t noise (> 0)",
+    DEFAULT_NU,
+);
+
+/// The `robust` model's `noise_sd` setting (the Student-t scale).
+pub const P_T_SCALE: ParamSpec = ParamSpec::positive(
+    "noise_sd",
+    "Scale of the Student-t noise (> 0)",
+    DEFAULT_T_SCALE,
+);
+
 impl Default for StudentT {
     fn default() -> Self {
         StudentT {
-            nu: 4.0,
-            scale: 1.0,
+            nu: DEFAULT_NU,
+            scale: DEFAULT_T_SCALE,
         }
     }
 }

@@ -21,6 +21,7 @@
 use super::DataModel;
 use crate::error::Error;
 use crate::math;
+use crate::schema::{ParamKind, ParamSpec};
 use alloc::string::String;
 use alloc::vec::Vec;
 
@@ -30,6 +31,38 @@ pub const DEFAULT_PRIOR_VAR_1: f64 = 10.0;
 pub const DEFAULT_PRIOR_VAR_2: f64 = 1.0;
 /// Default component variance σₓ² (`noise_var`).
 pub const DEFAULT_NOISE_VAR: f64 = 2.0;
+
+/// The `gmm` model's `prior_var_1` setting.
+pub const P_PRIOR_VAR_1: ParamSpec = ParamSpec::positive(
+    "prior_var_1",
+    "Prior variance of theta1",
+    DEFAULT_PRIOR_VAR_1,
+);
+
+/// The `gmm` model's `prior_var_2` setting.
+pub const P_PRIOR_VAR_2: ParamSpec = ParamSpec::positive(
+    "prior_var_2",
+    "Prior variance of theta2",
+    DEFAULT_PRIOR_VAR_2,
+);
+
+/// The `gmm` model's `noise_var` setting (also read by the `gmm` simulator).
+pub const P_NOISE_VAR: ParamSpec = ParamSpec::positive(
+    "noise_var",
+    "Variance σₓ² of each mixture component",
+    DEFAULT_NOISE_VAR,
+);
+
+/// The `gmm` model's `temperature` setting.
+pub const P_TEMPERATURE: ParamSpec = ParamSpec {
+    key: "temperature",
+    description: "Likelihood temperature K ≥ 1 (log-likelihood divided by K)",
+    kind: ParamKind::Real {
+        default: 1.0,
+        min: 1.0,
+        max: f64::INFINITY,
+    },
+};
 /// The parameter the data are simulated at.
 pub const TRUE_THETA: [f64; 2] = [0.0, 1.0];
 

@@ -17,6 +17,7 @@ use crate::data::Design;
 use crate::error::Error;
 use crate::linalg::Cholesky;
 use crate::math;
+use crate::schema::{ParamKind, ParamSpec};
 use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
@@ -30,6 +31,35 @@ pub const DEFAULT_NOISE_SD: f64 = 1.0;
 pub const DEFAULT_NOISE_PRIOR_SHAPE: f64 = 1.0;
 /// Default Gamma prior rate on the noise precision (`noise_prior_rate`).
 pub const DEFAULT_NOISE_PRIOR_RATE: f64 = 1.0;
+
+/// The `linear` model's `noise` setting: known sd, or a Gamma-prior precision.
+pub const P_NOISE: ParamSpec = ParamSpec {
+    key: "noise",
+    description:
+        "known: noise_sd is fixed; gamma: precision τ ~ Gamma(shape, rate), sampled as log_tau",
+    kind: ParamKind::Choice(&["known", "gamma"]),
+};
+
+/// The `linear` model's `noise_sd` setting (`noise=known`).
+pub const P_NOISE_SD: ParamSpec = ParamSpec::positive(
+    "noise_sd",
+    "Known noise standard deviation σ (> 0)",
+    DEFAULT_NOISE_SD,
+);
+
+/// The `linear` model's `noise_prior_shape` setting (`noise=gamma`).
+pub const P_NOISE_PRIOR_SHAPE: ParamSpec = ParamSpec::positive(
+    "noise_prior_shape",
+    "Gamma prior shape of the noise precision τ (noise=gamma)",
+    DEFAULT_NOISE_PRIOR_SHAPE,
+);
+
+/// The `linear` model's `noise_prior_rate` setting (`noise=gamma`).
+pub const P_NOISE_PRIOR_RATE: ParamSpec = ParamSpec::positive(
+    "noise_prior_rate",
+    "Gamma prior rate of the noise precision τ (noise=gamma)",
+    DEFAULT_NOISE_PRIOR_RATE,
+);
 
 /// The exact posterior of linear regression with known noise: (mean, covariance), the
 /// covariance row-major d × d.

@@ -29,6 +29,7 @@
 use super::DataModel;
 use crate::error::Error;
 use crate::math;
+use crate::schema::{ParamKind, ParamSpec};
 use alloc::string::String;
 use alloc::vec::Vec;
 
@@ -38,6 +39,38 @@ pub const DEFAULT_RANK: usize = 10;
 pub const DEFAULT_PRECISION: f64 = 2.0;
 /// Default prior precision λ of every factor entry (`prior_precision`).
 pub const DEFAULT_PRIOR_PRECISION: f64 = 1.0;
+
+/// The `pmf` model's `rank` setting.
+pub const P_RANK: ParamSpec = ParamSpec {
+    key: "rank",
+    description: "Latent dimension k of the user and item factors",
+    kind: ParamKind::Int {
+        default: DEFAULT_RANK,
+        min: 1,
+        max: 1000,
+    },
+};
+
+/// The `pmf` model's `precision` setting.
+pub const P_PRECISION: ParamSpec = ParamSpec::positive(
+    "precision",
+    "Observation precision β of the ratings (> 0)",
+    DEFAULT_PRECISION,
+);
+
+/// The `pmf` model's `prior_precision` setting.
+pub const P_PRIOR_PRECISION: ParamSpec = ParamSpec::positive(
+    "prior_precision",
+    "Prior precision λ of every factor entry (> 0)",
+    DEFAULT_PRIOR_PRECISION,
+);
+
+/// The `pmf` model's `center` setting.
+pub const P_CENTER: ParamSpec = ParamSpec {
+    key: "center",
+    description: "Subtract the mean rating (the prediction is mean + uᵢᵀvⱼ)",
+    kind: ParamKind::Bool(true),
+};
 /// Largest number of users or items (ids are 0-based and must be below it).
 pub const MAX_IDS: usize = 10_000_000;
 

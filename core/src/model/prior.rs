@@ -3,10 +3,25 @@
 //! Settings: `prior=normal|flat` (default `normal`), `prior_scale=s` (default 10, > 0).
 
 use crate::error::Error;
+use crate::schema::{ParamKind, ParamSpec};
 use crate::settings::Settings;
 
 /// Default prior standard deviation of every regression coefficient.
 pub const DEFAULT_PRIOR_SCALE: f64 = 10.0;
+
+/// The `prior` setting [`Prior::from_settings`] reads.
+pub const P_PRIOR: ParamSpec = ParamSpec {
+    key: "prior",
+    description: "Prior on the coefficients: normal (N(0, prior_scale²) each) or flat",
+    kind: ParamKind::Choice(&["normal", "flat"]),
+};
+
+/// The `prior_scale` setting [`Prior::from_settings`] reads (`prior=normal`).
+pub const P_PRIOR_SCALE: ParamSpec = ParamSpec::positive(
+    "prior_scale",
+    "Prior standard deviation of every coefficient, intercept included (> 0)",
+    DEFAULT_PRIOR_SCALE,
+);
 
 /// A prior over all d coefficients of a regression.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -31,7 +46,7 @@ impl Prior {
     /// used). `prior_scale` with `prior=flat` is an error, so a contradictory request is not
     /// silently ignored.
     pub fn from_settings(settings: &Settings) -> Result<Self, Error> {
-        let kind = settings.choice("prior", "normal", &["normal", "flat"])?;
+        let kind = P_PRIOR.choice(settings)?;
         match kind {
             "flat" => {
                 if settings.contains("prior_scale") {
@@ -43,7 +58,7 @@ impl Prior {
                 Ok(Prior::Flat)
             }
             _ => {
-                let s = settings.f64_or("prior_scale", DEFAULT_PRIOR_SCALE)?;
+                let s = P_PRIOR_SCALE.real(settings)?;
                 Prior::normal(s)
             }
         }

@@ -23,9 +23,19 @@
 use crate::cost::Cost;
 use crate::error::Error;
 use crate::linalg::Cholesky;
+use crate::schema::{ParamKind, ParamSpec};
 use crate::settings::Settings;
 use alloc::string::String;
 use alloc::vec::Vec;
+
+/// The `reparam` setting as declared in the models' schemas ([`ReparamMode::from_settings`]).
+pub const P_REPARAM: ParamSpec = ParamSpec {
+    key: "reparam",
+    description:
+        "auto: sample in whitened coordinates θ = θ̂ + C⁻ᵀz (mode and Laplace precision CCᵀ; \
+                  exact, draws reported on θ; not for linear noise=gamma); none: sample θ as given",
+    kind: ParamKind::Choice(&["auto", "none"]),
+};
 
 /// The `reparam` setting.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,7 +49,7 @@ pub enum ReparamMode {
 impl ReparamMode {
     /// Read `reparam=auto|none` (default `auto`; the key is marked used).
     pub fn from_settings(s: &Settings) -> Result<Self, Error> {
-        Ok(match s.choice("reparam", "auto", &["auto", "none"])? {
+        Ok(match P_REPARAM.choice(s)? {
             "none" => ReparamMode::None,
             _ => ReparamMode::Auto,
         })

@@ -77,8 +77,8 @@ impl SsmKind {
                 crate::ssm::scale_prior_from_settings(settings)?,
             )?)),
             "garch" => {
-                for k in crate::ssm::SCALE_PRIOR_KEYS {
-                    if settings.contains(k) {
+                for k in crate::ssm::SCALE_PRIOR_PARAMS.iter().map(|p| p.key) {
+                    if settings.given(k) {
                         return Err(Error::setting(k, "has no effect with model garch"));
                     }
                 }

@@ -27,6 +27,7 @@ pub use newton::{find_mode, find_mode_subset};
 use crate::cost::Cost;
 use crate::error::Error;
 use crate::linalg::Cholesky;
+use crate::schema::{ParamKind, ParamSpec};
 use crate::settings::Settings;
 use alloc::vec::Vec;
 
@@ -63,29 +64,77 @@ pub struct ModeOptions {
 
 impl Default for ModeOptions {
     fn default() -> Self {
-        ModeOptions {
-            method: ModeMethod::Auto,
-            max_iter: 500,
-            grad_tol: 1e-10,
-            memory: 10,
-        }
+        Self::DEFAULT
     }
 }
 
+/// The `mode_method` setting of [`ModeOptions::from_settings`].
+pub const P_MODE_METHOD: ParamSpec = ParamSpec {
+    key: "mode_method",
+    description: "optimiser of the posterior mode: auto (newton up to d = 200, lbfgs above), newton (damped Newton) or lbfgs",
+    kind: ParamKind::Choice(&["auto", "newton", "lbfgs"]),
+};
+
+/// The `mode_max_iter` setting of [`ModeOptions::from_settings`].
+pub const P_MODE_MAX_ITER: ParamSpec = ParamSpec {
+    key: "mode_max_iter",
+    description: "maximum iterations of the mode search",
+    kind: ParamKind::Int {
+        default: ModeOptions::DEFAULT.max_iter,
+        min: 1,
+        max: 1_000_000,
+    },
+};
+
+/// The `mode_tol` setting of [`ModeOptions::from_settings`].
+pub const P_MODE_TOL: ParamSpec = ParamSpec {
+    key: "mode_tol",
+    description: "relative gradient tolerance of the mode search: ‖∇ log π‖∞ ≤ tol · max(1, n)",
+    kind: ParamKind::Real {
+        default: ModeOptions::DEFAULT.grad_tol,
+        min: 0.0,
+        max: 1.0,
+    },
+};
+
+/// The `mode_memory` setting of [`ModeOptions::from_settings`] (L-BFGS pairs kept).
+pub const P_MODE_MEMORY: ParamSpec = ParamSpec {
+    key: "mode_memory",
+    description: "L-BFGS memory of the mode search (pairs kept)",
+    kind: ParamKind::Int {
+        default: ModeOptions::DEFAULT.memory,
+        min: 1,
+        max: 1000,
+    },
+};
+
+/// The settings of [`ModeOptions::from_settings`].
+pub const MODE_PARAMS: [ParamSpec; 4] = [P_MODE_METHOD, P_MODE_MAX_ITER, P_MODE_TOL, P_MODE_MEMORY];
+
 impl ModeOptions {
-    /// Read `mode_method` (`newton` | `lbfgs`), `mode_max_iter`, `mode_tol` and `mode_memory`
-    /// from user settings, with the defaults of [`ModeOptions::default`].
+    /// Auto (Newton up to [`NEWTON_MAX_DIM`]), at most 500 iterations, tolerance 1e-10,
+    /// L-BFGS memory 10 (the defaults of [`MODE_PARAMS`]; `mode_method`'s default is the first
+    /// of its choices, `auto`).
+    pub const DEFAULT: ModeOptions = ModeOptions {
+        method: ModeMethod::Auto,
+        max_iter: 500,
+        grad_tol: 1e-10,
+        memory: 10,
+    };
+
+    /// Read [`MODE_PARAMS`]: `mode_method` (`newton` | `lbfgs`), `mode_max_iter`, `mode_tol`
+    /// and `mode_memory` from user settings, with the defaults of [`ModeOptions::DEFAULT`].
     pub fn from_settings(s: &Settings) -> Result<Self, Error> {
-        let d = ModeOptions::default();
-        let method = match s.choice("mode_method", "newton", &["newton", "lbfgs"])? {
+        let method = match P_MODE_METHOD.choice(s)? {
             "lbfgs" => ModeMethod::Lbfgs,
-            _ => ModeMethod::Newton,
+            "newton" => ModeMethod::Newton,
+            _ => ModeMethod::Auto,
         };
         Ok(ModeOptions {
             method,
-            max_iter: s.usize_in("mode_max_iter", d.max_iter, 1, 1_000_000)?,
-            grad_tol: s.f64_in("mode_tol", d.grad_tol, 0.0, 1.0)?,
-            memory: s.usize_in("mode_memory", d.memory, 1, 1000)?,
+            max_iter: P_MODE_MAX_ITER.int(s)?,
+            grad_tol: P_MODE_TOL.real(s)?,
+            memory: P_MODE_MEMORY.int(s)?,
         })
     }
 

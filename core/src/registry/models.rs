@@ -9,56 +9,24 @@
 
 use crate::data::{Design, DesignSpec, Table};
 use crate::error::Error;
-use crate::model::gaussian::{self, Correlation, GaussianMean};
-use crate::model::glm::{GaussianNoise, Glm, Logistic, Poisson, StudentT};
+use crate::model::gaussian::{self, GaussianMean};
+use crate::model::glm::{self, GaussianNoise, Glm, Logistic, Poisson, StudentT};
 use crate::model::gmm::{self, Gmm};
 use crate::model::linear::{self, LinearUnknownNoise};
-use crate::model::prior::{Prior, DEFAULT_PRIOR_SCALE};
-use crate::model::reparam::ReparamMode;
+use crate::model::pmf;
+use crate::model::prior::{Prior, P_PRIOR as PRIOR, P_PRIOR_SCALE as PRIOR_SCALE};
+use crate::model::reparam::{ReparamMode, P_REPARAM as REPARAM};
 use crate::model::series::{SeriesModel, SsmKind};
 use crate::model::DataModel;
-use crate::schema::{ModelInfo, ParamKind, ParamSpec};
+use crate::schema::{ModelInfo, ParamSpec};
 use crate::settings::Settings;
+use crate::ssm;
 use alloc::string::String;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 
-const PRIOR: ParamSpec = ParamSpec {
-    key: "prior",
-    description: "Prior on the coefficients: normal (N(0, prior_scale²) each) or flat",
-    kind: ParamKind::Choice(&["normal", "flat"]),
-};
-const PRIOR_SCALE: ParamSpec = ParamSpec {
-    key: "prior_scale",
-    description: "Prior standard deviation of every coefficient, intercept included (> 0)",
-    kind: ParamKind::RealOpen {
-        default: DEFAULT_PRIOR_SCALE,
-        min: 0.0,
-        max: f64::INFINITY,
-        min_open: true,
-        max_open: true,
-    },
-};
-const REPARAM: ParamSpec = ParamSpec {
-    key: "reparam",
-    description:
-        "auto: sample in whitened coordinates θ = θ̂ + C⁻ᵀz (mode and Laplace precision CCᵀ; \
-                  exact, draws reported on θ; not for linear noise=gamma); none: sample θ as given",
-    kind: ParamKind::Choice(&["auto", "none"]),
-};
-const NOISE_SD: ParamSpec = ParamSpec {
-    key: "noise_sd",
-    description: "Known noise standard deviation σ (> 0)",
-    kind: ParamKind::RealOpen {
-        default: linear::DEFAULT_NOISE_SD,
-        min: 0.0,
-        max: f64::INFINITY,
-        min_open: true,
-        max_open: true,
-    },
-};
-
-/// Every model, in display order.
+/// Every model, in display order. Each parameter is the declaration next to the code that reads
+/// it (`model::prior`, `model::linear`, ..., `ssm`), so its default and range are written once.
 pub static MODELS: &[ModelInfo] = &[
     ModelInfo {
         name: "logistic",
@@ -71,34 +39,10 @@ pub static MODELS: &[ModelInfo] = &[
         description: "Linear regression, Gaussian noise (known sd, or Gamma-prior precision `log_tau`)",
         regression: true,
         params: &[
-            ParamSpec {
-                key: "noise",
-                description: "known: noise_sd is fixed; gamma: precision τ ~ Gamma(shape, rate), sampled as log_tau",
-                kind: ParamKind::Choice(&["known", "gamma"]),
-            },
-            NOISE_SD,
-            ParamSpec {
-                key: "noise_prior_shape",
-                description: "Gamma prior shape of the noise precision τ (noise=gamma)",
-                kind: ParamKind::RealOpen {
-                    default: linear::DEFAULT_NOISE_PRIOR_SHAPE,
-                    min: 0.0,
-                    max: f64::INFINITY,
-                    min_open: true,
-                    max_open: true,
-                },
-            },
-            ParamSpec {
-                key: "noise_prior_rate",
-                description: "Gamma prior rate of the noise precision τ (noise=gamma)",
-                kind: ParamKind::RealOpen {
-                    default: linear::DEFAULT_NOISE_PRIOR_RATE,
-                    min: 0.0,
-                    max: f64::INFINITY,
-                    min_open: true,
-                    max_open: true,
-                },
-            },
+            linear::P_NOISE,
+            linear::P_NOISE_SD,
+            linear::P_NOISE_PRIOR_SHAPE,
+            linear::P_NOISE_PRIOR_RATE,
             PRIOR,
             PRIOR_SCALE,
             REPARAM,
@@ -108,33 +52,7 @@ pub static MODELS: &[ModelInfo] = &[
         name: "robust",
         description: "Robust linear regression, Student-t noise with known scale",
         regression: true,
-        params: &[
-            ParamSpec {
-                key: "nu",
-                description: "Degrees of freedom ν of the Student-t noise (> 0)",
-                kind: ParamKind::RealOpen {
-                    default: 4.0,
-                    min: 0.0,
-                    max: f64::INFINITY,
-                    min_open: true,
-                    max_open: true,
-                },
-            },
-            ParamSpec {
-                key: "noise_sd",
-                description: "Scale of the Student-t noise (> 0)",
-                kind: ParamKind::RealOpen {
-                    default: 1.0,
-                    min: 0.0,
-                    max: f64::INFINITY,
-                    min_open: true,
-                    max_open: true,
-                },
-            },
-            PRIOR,
-            PRIOR_SCALE,
-            REPARAM,
-        ],
+        params: &[glm::P_NU, glm::P_T_SCALE, PRIOR, PRIOR_SCALE, REPARAM],
     },
     ModelInfo {
         name: "poisson",
@@ -147,128 +65,30 @@ pub static MODELS: &[ModelInfo] = &[
         description: "Welling & Teh two-parameter Gaussian mixture (one column, bimodal posterior)",
         regression: false,
         params: &[
-            ParamSpec {
-                key: "prior_var_1",
-                description: "Prior variance of theta1",
-                kind: ParamKind::RealOpen {
-                    default: gmm::DEFAULT_PRIOR_VAR_1,
-                    min: 0.0,
-                    max: f64::INFINITY,
-                    min_open: true,
-                    max_open: true,
-                },
-            },
-            ParamSpec {
-                key: "prior_var_2",
-                description: "Prior variance of theta2",
-                kind: ParamKind::RealOpen {
-                    default: gmm::DEFAULT_PRIOR_VAR_2,
-                    min: 0.0,
-                    max: f64::INFINITY,
-                    min_open: true,
-                    max_open: true,
-                },
-            },
-            ParamSpec {
-                key: "noise_var",
-                description: "Variance σₓ² of each mixture component",
-                kind: ParamKind::RealOpen {
-                    default: gmm::DEFAULT_NOISE_VAR,
-                    min: 0.0,
-                    max: f64::INFINITY,
-                    min_open: true,
-                    max_open: true,
-                },
-            },
-            ParamSpec {
-                key: "temperature",
-                description: "Likelihood temperature K ≥ 1 (log-likelihood divided by K)",
-                kind: ParamKind::Real {
-                    default: 1.0,
-                    min: 1.0,
-                    max: f64::INFINITY,
-                },
-            },
+            gmm::P_PRIOR_VAR_1,
+            gmm::P_PRIOR_VAR_2,
+            gmm::P_NOISE_VAR,
+            gmm::P_TEMPERATURE,
         ],
     },
     ModelInfo {
         name: "gaussian",
         description: "Mean of dense Gaussian observations with known correlated covariance",
         regression: false,
-        params: &[
-            ParamSpec {
-                key: "correlation",
-                description: "Correlation structure: equi (all pairs ρ) or ar1 (ρ^|j−k|)",
-                kind: ParamKind::Choice(&["equi", "ar1"]),
-            },
-            ParamSpec {
-                key: "rho",
-                description: "Correlation ρ of the observations",
-                kind: ParamKind::RealOpen {
-                    default: gaussian::DEFAULT_RHO,
-                    min: -1.0,
-                    max: 1.0,
-                    min_open: true,
-                    max_open: true,
-                },
-            },
-            ParamSpec {
-                key: "sd",
-                description: "Marginal standard deviation of each coordinate",
-                kind: ParamKind::RealOpen {
-                    default: gaussian::DEFAULT_SD,
-                    min: 0.0,
-                    max: f64::INFINITY,
-                    min_open: true,
-                    max_open: true,
-                },
-            },
-            PRIOR,
-            PRIOR_SCALE,
-            REPARAM,
-        ],
+        // No `reparam`: the posterior of the mean is Gaussian already, and the builder never
+        // read the key (it was declared here, shown in the help and the browser's checkbox,
+        // and refused as unknown).
+        params: &[gaussian::P_CORRELATION, gaussian::P_RHO, gaussian::P_SD, PRIOR, PRIOR_SCALE],
     },
     ModelInfo {
         name: "pmf",
         description: "Bayesian probabilistic matrix factorisation: columns user, item (0-based ids) and rating",
         regression: false,
         params: &[
-            ParamSpec {
-                key: "rank",
-                description: "Latent dimension k of the user and item factors",
-                kind: ParamKind::Int {
-                    default: crate::model::pmf::DEFAULT_RANK,
-                    min: 1,
-                    max: 1000,
-                },
-            },
-            ParamSpec {
-                key: "precision",
-                description: "Observation precision β of the ratings (> 0)",
-                kind: ParamKind::RealOpen {
-                    default: crate::model::pmf::DEFAULT_PRECISION,
-                    min: 0.0,
-                    max: f64::INFINITY,
-                    min_open: true,
-                    max_open: true,
-                },
-            },
-            ParamSpec {
-                key: "prior_precision",
-                description: "Prior precision λ of every factor entry (> 0)",
-                kind: ParamKind::RealOpen {
-                    default: crate::model::pmf::DEFAULT_PRIOR_PRECISION,
-                    min: 0.0,
-                    max: f64::INFINITY,
-                    min_open: true,
-                    max_open: true,
-                },
-            },
-            ParamSpec {
-                key: "center",
-                description: "Subtract the mean rating (the prediction is mean + uᵢᵀvⱼ)",
-                kind: ParamKind::Bool(true),
-            },
+            pmf::P_RANK,
+            pmf::P_PRECISION,
+            pmf::P_PRIOR_PRECISION,
+            pmf::P_CENTER,
         ],
     },
     ModelInfo {
@@ -287,69 +107,18 @@ pub static MODELS: &[ModelInfo] = &[
         name: "garch",
         description: "Time series: GARCH(1,1) latent x ~ N(0, σₜ²) observed with noise τ (one column)",
         regression: false,
-        params: SERIES_PARAMS,
+        params: &ssm::INITIAL_LAW_PARAMS,
     },
 ];
 
-const SERIES_PARAMS: &[ParamSpec] = &[
-    ParamSpec {
-        key: "initial",
-        description:
-            "Law of the state before y₁: stationary (the thesis) or normal N(0, initial_var)",
-        kind: ParamKind::Choice(&["stationary", "normal"]),
-    },
-    ParamSpec {
-        key: "initial_var",
-        description:
-            "Variance of the normal initial law (initial=normal; the authors' code uses 10)",
-        kind: ParamKind::RealOpen {
-            default: 10.0,
-            min: 0.0,
-            max: f64::INFINITY,
-            min_open: true,
-            max_open: true,
-        },
-    },
-];
-
-/// `lgssm` and `sv`: the initial law and the prior φ | σ ~ N(0, (cσ)²), σ⁻¹, τ⁻¹ ~ Gamma(a, b)
-/// (`crate::ssm::scale_prior_from_settings`).
+/// `lgssm` and `sv`: the initial law ([`ssm::INITIAL_LAW_PARAMS`]) and the prior
+/// φ | σ ~ N(0, (cσ)²), σ⁻¹, τ⁻¹ ~ Gamma(a, b) ([`ssm::SCALE_PRIOR_PARAMS`]).
 const SERIES_PRIOR_PARAMS: &[ParamSpec] = &[
-    SERIES_PARAMS[0],
-    SERIES_PARAMS[1],
-    ParamSpec {
-        key: "phi_prior_scale",
-        description: "c in the prior φ | σ ~ N(0, (cσ)²)",
-        kind: ParamKind::RealOpen {
-            default: 10.0,
-            min: 0.0,
-            max: f64::INFINITY,
-            min_open: true,
-            max_open: true,
-        },
-    },
-    ParamSpec {
-        key: "inv_shape",
-        description: "Shape a of the Gamma(a, b) prior on σ⁻¹ and τ⁻¹",
-        kind: ParamKind::RealOpen {
-            default: 101.0,
-            min: 0.0,
-            max: f64::INFINITY,
-            min_open: true,
-            max_open: true,
-        },
-    },
-    ParamSpec {
-        key: "inv_scale",
-        description: "Scale b of the Gamma(a, b) prior on σ⁻¹ and τ⁻¹ (default 1/101)",
-        kind: ParamKind::RealOpen {
-            default: 1.0 / 101.0,
-            min: 0.0,
-            max: f64::INFINITY,
-            min_open: true,
-            max_open: true,
-        },
-    },
+    ssm::INITIAL_LAW_PARAMS[0],
+    ssm::INITIAL_LAW_PARAMS[1],
+    ssm::SCALE_PRIOR_PARAMS[0],
+    ssm::SCALE_PRIOR_PARAMS[1],
+    ssm::SCALE_PRIOR_PARAMS[2],
 ];
 
 /// Error if `key` was given: it has no effect in the chosen configuration.
@@ -474,12 +243,9 @@ pub fn gaussian_from_table(
     settings: &Settings,
 ) -> Result<GaussianMean, Error> {
     let prior = Prior::from_settings(settings)?;
-    let corr = match settings.choice("correlation", "equi", &["equi", "ar1"])? {
-        "ar1" => Correlation::Ar1,
-        _ => Correlation::Equi,
-    };
-    let rho = settings.f64_or("rho", gaussian::DEFAULT_RHO)?;
-    let sd = settings.f64_or("sd", gaussian::DEFAULT_SD)?;
+    let corr = gaussian::correlation_from_settings(settings)?;
+    let rho = gaussian::P_RHO.real(settings)?;
+    let sd = gaussian::P_SD.real(settings)?;
     let cols = design.feature_names(table);
     if cols.is_empty() {
         return Err(Error::data("the gaussian model needs at least one column"));
@@ -518,13 +284,10 @@ pub fn pmf_from_table(
     design: &DesignSpec,
     settings: &Settings,
 ) -> Result<crate::model::Pmf, Error> {
-    let rank = settings.usize_in("rank", crate::model::pmf::DEFAULT_RANK, 1, 1000)?;
-    let precision = settings.positive_or("precision", crate::model::pmf::DEFAULT_PRECISION)?;
-    let prior = settings.positive_or(
-        "prior_precision",
-        crate::model::pmf::DEFAULT_PRIOR_PRECISION,
-    )?;
-    let center = settings.bool_or("center", true)?;
+    let rank = pmf::P_RANK.int(settings)?;
+    let precision = pmf::P_PRECISION.real(settings)?;
+    let prior = pmf::P_PRIOR_PRECISION.real(settings)?;
+    let center = pmf::P_CENTER.flag(settings)?;
     let rating_col =
         if !design.response.is_empty() && table.column_index(&design.response).is_some() {
             design.response.clone()
@@ -588,23 +351,25 @@ pub fn build(
         "linear" => {
             let prior = Prior::from_settings(settings)?;
             let mode = ReparamMode::from_settings(settings)?;
-            let noise = settings.choice("noise", "known", &["known", "gamma"])?;
+            let noise = linear::P_NOISE.choice(settings)?;
             let d = regression_design(table, design)?;
             if noise == "gamma" {
                 reject(
                     settings,
-                    "noise_sd",
+                    linear::P_NOISE_SD.key,
                     "with noise=gamma (the noise is sampled)",
                 )?;
-                let a =
-                    settings.positive_or("noise_prior_shape", linear::DEFAULT_NOISE_PRIOR_SHAPE)?;
-                let b =
-                    settings.positive_or("noise_prior_rate", linear::DEFAULT_NOISE_PRIOR_RATE)?;
+                let a = linear::P_NOISE_PRIOR_SHAPE.real(settings)?;
+                let b = linear::P_NOISE_PRIOR_RATE.real(settings)?;
                 Ok(Arc::new(LinearUnknownNoise::new(d, prior, a, b)?))
             } else {
-                reject(settings, "noise_prior_shape", "with noise=known")?;
-                reject(settings, "noise_prior_rate", "with noise=known")?;
-                let sd = settings.positive_or("noise_sd", linear::DEFAULT_NOISE_SD)?;
+                reject(
+                    settings,
+                    linear::P_NOISE_PRIOR_SHAPE.key,
+                    "with noise=known",
+                )?;
+                reject(settings, linear::P_NOISE_PRIOR_RATE.key, "with noise=known")?;
+                let sd = linear::P_NOISE_SD.real(settings)?;
                 Ok(Arc::new(reparametrise(
                     Glm::new(d, GaussianNoise { sd }, prior),
                     mode,
@@ -614,8 +379,8 @@ pub fn build(
         "robust" => {
             let prior = Prior::from_settings(settings)?;
             let mode = ReparamMode::from_settings(settings)?;
-            let nu = settings.positive_or("nu", 4.0)?;
-            let scale = settings.positive_or("noise_sd", 1.0)?;
+            let nu = glm::P_NU.real(settings)?;
+            let scale = glm::P_T_SCALE.real(settings)?;
             let d = regression_design(table, design)?;
             Ok(Arc::new(reparametrise(
                 Glm::new(d, StudentT { nu, scale }, prior),
@@ -623,10 +388,10 @@ pub fn build(
             )))
         }
         "gmm" => {
-            let v1 = settings.positive_or("prior_var_1", gmm::DEFAULT_PRIOR_VAR_1)?;
-            let v2 = settings.positive_or("prior_var_2", gmm::DEFAULT_PRIOR_VAR_2)?;
-            let nv = settings.positive_or("noise_var", gmm::DEFAULT_NOISE_VAR)?;
-            let k = settings.f64_or("temperature", 1.0)?;
+            let v1 = gmm::P_PRIOR_VAR_1.real(settings)?;
+            let v2 = gmm::P_PRIOR_VAR_2.real(settings)?;
+            let nv = gmm::P_NOISE_VAR.real(settings)?;
+            let k = gmm::P_TEMPERATURE.real(settings)?;
             let (col, x) = gmm_column(table, design)?;
             if let Some(i) = x.iter().position(|v| !v.is_finite()) {
                 return Err(Error::InvalidData {

@@ -13,9 +13,11 @@ use crate::rng::{uniform, ChainRng};
 use crate::sampler::sgmcmc::{schedule_from_settings, P_SCHEDULE, P_SCHEDULE_B, P_SCHEDULE_GAMMA};
 use crate::schema::{ChainConfig, ParamKind, ParamSpec, SamplerInfo};
 use crate::settings::Settings;
-use crate::ssm::buffered::BufferConfig;
 pub use crate::ssm::buffered::WindowTrace;
-use crate::ssm::pf::{PfConfig, Proposal};
+use crate::ssm::buffered::{BufferConfig, P_BUFFER, P_SUBSEQ_LEN};
+use crate::ssm::pf::{
+    p_ess_threshold, p_particles, PfConfig, Proposal, PF_PARAMS, P_PROPOSAL, P_RESAMPLING,
+};
 use crate::ssm::resample::Resampling;
 use alloc::boxed::Box;
 use alloc::vec;
@@ -33,64 +35,6 @@ pub(crate) const P_STEP: ParamSpec = ParamSpec {
         max: f64::INFINITY,
     },
 };
-
-const P_SUBSEQ: ParamSpec = ParamSpec {
-    key: "subseq_len",
-    description: "subsequence length S (time points whose gradient is used; clamped to T)",
-    kind: ParamKind::Int {
-        default: 40,
-        min: 1,
-        max: usize::MAX,
-    },
-};
-
-const P_BUFFER: ParamSpec = ParamSpec {
-    key: "buffer",
-    description: "buffer B on each side of the subsequence (0: the biased no-buffer gradient)",
-    kind: ParamKind::Int {
-        default: 10,
-        min: 0,
-        max: usize::MAX,
-    },
-};
-
-pub(crate) const fn p_particles(default: usize) -> ParamSpec {
-    ParamSpec {
-        key: "particles",
-        description: "particles N of the filter (gradient/likelihood = particle)",
-        kind: ParamKind::Int {
-            default,
-            min: 1,
-            max: crate::ssm::pf::MAX_PARTICLES,
-        },
-    }
-}
-
-pub(crate) const P_PROPOSAL: ParamSpec = ParamSpec {
-    key: "proposal",
-    description: "particle proposal: optimal (lgssm, garch; bootstrap for sv) or bootstrap",
-    kind: ParamKind::Choice(&["optimal", "bootstrap"]),
-};
-
-pub(crate) const P_RESAMPLING: ParamSpec = ParamSpec {
-    key: "resampling",
-    description: "resampling scheme of the particle filter",
-    kind: ParamKind::Choice(&["systematic", "stratified", "residual", "multinomial"]),
-};
-
-pub(crate) const fn p_ess_threshold(default: f64) -> ParamSpec {
-    ParamSpec {
-        key: "ess_threshold",
-        description: "resample when ESS < κN (κ = 1: at every step)",
-        kind: ParamKind::RealOpen {
-            default,
-            min: 0.0,
-            max: 1.0,
-            min_open: true,
-            max_open: false,
-        },
-    }
-}
 
 const P_GRADIENT: ParamSpec = ParamSpec {
     key: "gradient",
@@ -117,7 +61,7 @@ pub const PF_SGLD_INFO: SamplerInfo = SamplerInfo {
         P_SCHEDULE,
         P_SCHEDULE_B,
         P_SCHEDULE_GAMMA,
-        P_SUBSEQ,
+        P_SUBSEQ_LEN,
         P_BUFFER,
         p_particles(200),
         P_PROPOSAL,
@@ -209,7 +153,7 @@ pub(crate) fn filter_settings(
     // absent or `auto`: the schema's default (pf-sgld), or `auto_particles` where the default
     // is automatic (pmmh)
     let spec = info.param("particles")?;
-    let particles = match (s.get_str("particles"), spec.kind) {
+    let particles = match (s.get_str(spec.key), spec.kind) {
         (None | Some("auto"), ParamKind::Int { default, .. }) if default > 0 => default,
         (None | Some("auto"), _) => auto_particles,
         _ => spec.int(s)?,
@@ -230,7 +174,7 @@ pub(crate) fn particle_or_kalman(
     auto_particles: usize,
 ) -> Result<Option<PfConfig>, Error> {
     if info.param(key)?.choice(s)? == "kalman" {
-        for k in ["particles", "proposal", "resampling", "ess_threshold"] {
+        for k in PF_PARAMS.iter().map(|p| p.key) {
             if s.contains(k) {
                 return Err(Error::setting(
                     k,
@@ -269,7 +213,7 @@ pub fn build_chain(
     let s = config.settings;
     let step = P_STEP.positive_or_auto(s)?;
     let schedule = schedule_from_settings(s, step)?;
-    let window = BufferConfig::new(P_SUBSEQ.int(s)?, P_BUFFER.int(s)?)?;
+    let window = BufferConfig::from_settings(s)?;
     let filter = particle_or_kalman(s, &PF_SGLD_INFO, "gradient", 0)?;
     let init = P_INIT.choice(s)?;
     s.check_all_used()?;

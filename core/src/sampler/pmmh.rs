@@ -13,15 +13,14 @@ use crate::math;
 use crate::model::SeriesModel;
 use crate::rng::ChainRng;
 use crate::schema::{ChainConfig, ParamKind, ParamSpec, SamplerInfo};
-use crate::ssm::pf::{ParticleFilter, PfConfig};
+use crate::ssm::pf::{
+    p_ess_threshold, p_particles, ParticleFilter, PfConfig, P_PROPOSAL, P_RESAMPLING,
+};
 use alloc::boxed::Box;
 use alloc::vec;
 use alloc::vec::Vec;
 
-use super::pfsgld::{
-    p_ess_threshold, p_particles, particle_or_kalman, series_of, start_point, P_INIT, P_PROPOSAL,
-    P_RESAMPLING,
-};
+use super::pfsgld::{particle_or_kalman, series_of, start_point, P_INIT};
 
 /// Particles of the first filter runs with `particles` = auto.
 pub const AUTO_PARTICLES_START: usize = 100;

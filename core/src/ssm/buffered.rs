@@ -30,7 +30,30 @@ use super::{Lgssm, StateSpaceModel};
 use crate::error::Error;
 use crate::math;
 use crate::rng::{uniform_index, ChainRng};
+use crate::schema::{ParamKind, ParamSpec};
 use alloc::vec::Vec;
+
+/// The `subseq_len` setting (S of [`BufferConfig`]).
+pub const P_SUBSEQ_LEN: ParamSpec = ParamSpec {
+    key: "subseq_len",
+    description: "subsequence length S (time points whose gradient is used; clamped to T)",
+    kind: ParamKind::Int {
+        default: 40,
+        min: 1,
+        max: usize::MAX,
+    },
+};
+
+/// The `buffer` setting (B of [`BufferConfig`]).
+pub const P_BUFFER: ParamSpec = ParamSpec {
+    key: "buffer",
+    description: "buffer B on each side of the subsequence (0: the biased no-buffer gradient)",
+    kind: ParamKind::Int {
+        default: 10,
+        min: 0,
+        max: usize::MAX,
+    },
+};
 
 /// Subsequence length S and buffer B.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,13 +73,10 @@ impl BufferConfig {
         Ok(BufferConfig { subseq_len, buffer })
     }
 
-    /// From settings: `subseq_len` (S, default 40 as in the thesis' SGLD runs, ≥ 1) and `buffer`
-    /// (B, default 10, ≥ 0).
+    /// From settings: [`P_SUBSEQ_LEN`] (S, default 40 as in the thesis' SGLD runs, ≥ 1) and
+    /// [`P_BUFFER`] (B, default 10, ≥ 0).
     pub fn from_settings(settings: &crate::settings::Settings) -> Result<Self, Error> {
-        Self::new(
-            settings.usize_in("subseq_len", 40, 1, usize::MAX)?,
-            settings.usize_in("buffer", 10, 0, usize::MAX)?,
-        )
+        Self::new(P_SUBSEQ_LEN.int(settings)?, P_BUFFER.int(settings)?)
     }
 }
 

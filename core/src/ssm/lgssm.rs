@@ -47,17 +47,21 @@ pub struct ScalePrior {
 }
 
 impl Default for ScalePrior {
-    /// The thesis' prior: c = 10, a = 101, b = 1/101.
+    /// The thesis' prior [`ScalePrior::THESIS`].
     fn default() -> Self {
-        ScalePrior {
-            phi_scale: 10.0,
-            inv_shape: 101.0,
-            inv_scale: 1.0 / 101.0,
-        }
+        Self::THESIS
     }
 }
 
 impl ScalePrior {
+    /// The thesis' prior: c = 10, a = 101, b = 1/101 (the defaults of the settings
+    /// `phi_prior_scale`, `inv_shape`, `inv_scale`).
+    pub const THESIS: ScalePrior = ScalePrior {
+        phi_scale: 10.0,
+        inv_shape: 101.0,
+        inv_scale: 1.0 / 101.0,
+    };
+
     /// Validated hyperparameters (all finite and > 0).
     pub fn new(phi_scale: f64, inv_shape: f64, inv_scale: f64) -> Result<Self, Error> {
         for (k, v) in [

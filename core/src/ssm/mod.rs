@@ -39,6 +39,7 @@
 
 use crate::error::Error;
 use crate::rng::ChainRng;
+use crate::schema::{ParamKind, ParamSpec};
 use crate::settings::Settings;
 use alloc::boxed::Box;
 use alloc::string::String;
@@ -198,19 +199,57 @@ pub trait StateSpaceModel: Send + Sync {
 /// Names of the built-in state-space models, for [`build`].
 pub const MODELS: &[&str] = &["lgssm", "sv", "garch"];
 
+/// The `initial` setting of every time-series model ([`initial_law_from_settings`]).
+pub const P_INITIAL: ParamSpec = ParamSpec {
+    key: "initial",
+    description: "Law of the state before y₁: stationary (the thesis) or normal N(0, initial_var)",
+    kind: ParamKind::Choice(&["stationary", "normal"]),
+};
+
+/// The `initial_var` setting of every time-series model (`initial=normal`).
+pub const P_INITIAL_VAR: ParamSpec = ParamSpec::positive(
+    "initial_var",
+    "Variance of the normal initial law (initial=normal; the authors' code uses 10)",
+    10.0,
+);
+
+/// The `phi_prior_scale` setting of `lgssm` and `sv` ([`scale_prior_from_settings`]).
+pub const P_PHI_PRIOR_SCALE: ParamSpec = ParamSpec::positive(
+    "phi_prior_scale",
+    "c in the prior φ | σ ~ N(0, (cσ)²)",
+    lgssm::ScalePrior::THESIS.phi_scale,
+);
+
+/// The `inv_shape` setting of `lgssm` and `sv` ([`scale_prior_from_settings`]).
+pub const P_INV_SHAPE: ParamSpec = ParamSpec::positive(
+    "inv_shape",
+    "Shape a of the Gamma(a, b) prior on σ⁻¹ and τ⁻¹",
+    lgssm::ScalePrior::THESIS.inv_shape,
+);
+
+/// The `inv_scale` setting of `lgssm` and `sv` ([`scale_prior_from_settings`]).
+pub const P_INV_SCALE: ParamSpec = ParamSpec::positive(
+    "inv_scale",
+    "Scale b of the Gamma(a, b) prior on σ⁻¹ and τ⁻¹ (default 1/101)",
+    lgssm::ScalePrior::THESIS.inv_scale,
+);
+
+/// The settings of [`initial_law_from_settings`] (every time-series model).
+pub const INITIAL_LAW_PARAMS: [ParamSpec; 2] = [P_INITIAL, P_INITIAL_VAR];
+
+/// The settings of [`scale_prior_from_settings`] (`lgssm`, `sv`).
+pub const SCALE_PRIOR_PARAMS: [ParamSpec; 3] = [P_PHI_PRIOR_SCALE, P_INV_SHAPE, P_INV_SCALE];
+
 /// The initial law from settings: `initial=stationary|normal` (default `stationary`) and, with
 /// `normal`, `initial_var` (default 10, > 0). `initial_var` with `stationary` is an error.
 pub fn initial_law_from_settings(settings: &Settings) -> Result<InitialLaw, Error> {
-    match settings.choice("initial", "stationary", &["stationary", "normal"])? {
+    match P_INITIAL.choice(settings)? {
         "normal" => {
-            let var = settings.f64_or("initial_var", 10.0)?;
-            if !(var > 0.0 && var.is_finite()) {
-                return Err(Error::setting("initial_var", "must be a finite number > 0"));
-            }
+            let var = P_INITIAL_VAR.real(settings)?;
             Ok(InitialLaw::Normal { var })
         }
         _ => {
-            if settings.contains("initial_var") {
+            if settings.contains(P_INITIAL_VAR.key) {
                 return Err(Error::setting(
                     "initial_var",
                     "only used with initial=normal",
@@ -221,28 +260,16 @@ pub fn initial_law_from_settings(settings: &Settings) -> Result<InitialLaw, Erro
     }
 }
 
-/// The `lgssm`/`sv` prior from settings: `phi_prior_scale` (c, default 10), `inv_shape`
-/// (a, default 101), `inv_scale` (b, default 1/101) of [`lgssm::ScalePrior`], each a finite
-/// number > 0.
+/// The `lgssm`/`sv` prior from settings ([`SCALE_PRIOR_PARAMS`]): `phi_prior_scale` (c),
+/// `inv_shape` (a), `inv_scale` (b) of [`lgssm::ScalePrior`], each a finite number > 0,
+/// defaults [`lgssm::ScalePrior::THESIS`].
 pub fn scale_prior_from_settings(settings: &Settings) -> Result<lgssm::ScalePrior, Error> {
-    let d = lgssm::ScalePrior::default();
-    let mut v = [0.0; 3];
-    for (slot, (key, default)) in v.iter_mut().zip([
-        ("phi_prior_scale", d.phi_scale),
-        ("inv_shape", d.inv_shape),
-        ("inv_scale", d.inv_scale),
-    ]) {
-        let x = settings.f64_or(key, default)?;
-        if !(x > 0.0 && x.is_finite()) {
-            return Err(Error::setting(key, "must be a finite number > 0"));
-        }
-        *slot = x;
-    }
-    lgssm::ScalePrior::new(v[0], v[1], v[2])
+    lgssm::ScalePrior::new(
+        P_PHI_PRIOR_SCALE.real(settings)?,
+        P_INV_SHAPE.real(settings)?,
+        P_INV_SCALE.real(settings)?,
+    )
 }
-
-/// Keys of [`scale_prior_from_settings`].
-pub const SCALE_PRIOR_KEYS: [&str; 3] = ["phi_prior_scale", "inv_shape", "inv_scale"];
 
 /// A model by name (one of [`MODELS`]) from settings: the initial law (see
 /// [`initial_law_from_settings`]) and, for `lgssm` and `sv`, the prior hyperparameters

@@ -23,6 +23,7 @@ use super::{State, StateSpaceModel, STATE_LEN};
 use crate::error::Error;
 use crate::math;
 use crate::rng::ChainRng;
+use crate::schema::{ParamKind, ParamSpec};
 use alloc::vec;
 use alloc::vec::Vec;
 
@@ -55,6 +56,58 @@ impl Proposal {
 /// Largest particle count N accepted anywhere (10⁶: the filter's buffers are O(N·p) and the
 /// playground runs in wasm's 4 GB address space).
 pub const MAX_PARTICLES: usize = 1_000_000;
+
+/// The `particles` setting with default `default` (0: automatic, as `pmmh`'s).
+pub const fn p_particles(default: usize) -> ParamSpec {
+    ParamSpec {
+        key: "particles",
+        description: "particles N of the filter (gradient/likelihood = particle)",
+        kind: ParamKind::Int {
+            default,
+            min: 1,
+            max: MAX_PARTICLES,
+        },
+    }
+}
+
+/// The `proposal` setting of the filter.
+pub const P_PROPOSAL: ParamSpec = ParamSpec {
+    key: "proposal",
+    description: "particle proposal: optimal (lgssm, garch; bootstrap for sv) or bootstrap",
+    kind: ParamKind::Choice(&["optimal", "bootstrap"]),
+};
+
+/// The `resampling` setting of the filter.
+pub const P_RESAMPLING: ParamSpec = ParamSpec {
+    key: "resampling",
+    description: "resampling scheme of the particle filter",
+    kind: ParamKind::Choice(&["systematic", "stratified", "residual", "multinomial"]),
+};
+
+/// The `ess_threshold` setting with default `default`.
+pub const fn p_ess_threshold(default: f64) -> ParamSpec {
+    ParamSpec {
+        key: "ess_threshold",
+        description: "resample when ESS < κN (κ = 1: at every step)",
+        kind: ParamKind::RealOpen {
+            default,
+            min: 0.0,
+            max: 1.0,
+            min_open: true,
+            max_open: false,
+        },
+    }
+}
+
+/// The settings of [`PfConfig::from_settings`], a filter on its own: 1000 particles, the
+/// optimal proposal, systematic resampling at every step (κ = 1). Samplers declare their own
+/// `particles` and `ess_threshold` defaults with [`p_particles`] and [`p_ess_threshold`].
+pub const PF_PARAMS: [ParamSpec; 4] = [
+    p_particles(1000),
+    P_PROPOSAL,
+    P_RESAMPLING,
+    p_ess_threshold(1.0),
+];
 
 /// Filter settings.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -94,21 +147,18 @@ impl PfConfig {
         })
     }
 
-    /// From settings: `particles` (default 1000, 1..=10⁶), `proposal=optimal|bootstrap` (default
-    /// `optimal`, which falls back to the bootstrap for models without one), `resampling`
-    /// (`multinomial|stratified|systematic|residual`, default `systematic`), `ess_threshold`
-    /// (κ ∈ (0, 1], default 1 = resample every step).
+    /// From settings ([`PF_PARAMS`]): `particles` (default 1000, 1..=10⁶),
+    /// `proposal=optimal|bootstrap` (default `optimal`, which falls back to the bootstrap for
+    /// models without one), `resampling` (`systematic|stratified|residual|multinomial`, default
+    /// `systematic`), `ess_threshold` (κ ∈ (0, 1], default 1 = resample every step).
     pub fn from_settings(settings: &crate::settings::Settings) -> Result<Self, Error> {
-        let particles = settings.usize_in("particles", 1000, 1, MAX_PARTICLES)?;
-        let proposal =
-            Proposal::from_name(settings.choice("proposal", "optimal", &Proposal::NAMES)?)?;
-        let resampling = Resampling::from_name(settings.choice(
-            "resampling",
-            "systematic",
-            &Resampling::NAMES,
-        )?)?;
-        let kappa = settings.f64_in("ess_threshold", 1.0, 0.0, 1.0)?;
-        Self::new(particles, proposal, resampling, kappa)
+        let [particles, proposal, resampling, kappa] = &PF_PARAMS;
+        Self::new(
+            particles.int(settings)?,
+            Proposal::from_name(proposal.choice(settings)?)?,
+            Resampling::from_name(resampling.choice(settings)?)?,
+            kappa.real(settings)?,
+        )
     }
 
     /// N particles, bootstrap proposal, systematic resampling at every step.
