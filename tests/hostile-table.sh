@@ -25,7 +25,7 @@ run() {
   printf '%-52s exit %3s %7.1f s  %s\n' "$label" "$rc" "$(echo "$t1 - $t0" | bc)" \
     "$(grep -v '^$' "$T/err.txt" | head -1 | cut -c1-160)"
 }
-R=(run --data "$T/lg.csv" --model logistic --response y --chains 2 --warmup 100 --draws 100 --out "$T/o")
+R=(run --data "$T/lg.csv" --model logistic --response y --chains 2 --out "$T/o")
 run "run --draws 1e9"                "$BIN" "${R[@]}" --sampler rwmh --draws 1000000000
 run "run --draws 1e12"               "$BIN" "${R[@]}" --sampler rwmh --draws 1000000000000
 run "run --draws 1e8"                "$BIN" "${R[@]}" --sampler rwmh --draws 100000000

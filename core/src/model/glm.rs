@@ -106,6 +106,10 @@ pub const PASS_BLOCK: usize = 256;
 /// ⌊budget/d²⌋ rows (likelihood scaled by n/m): Newton costs n·d² per iteration.
 const WHITEN_BUDGET: f64 = 5e8;
 
+/// Above this many parameters the model is sampled as given: whitening holds dense d × d
+/// matrices (the negative Hessian, its factor; 32 MB each at d = 2000) and factors them.
+pub const WHITEN_MAX_DIM: usize = 2000;
+
 impl<F: GlmFamily> Glm<F> {
     /// A GLM over `design`.
     pub fn new(design: Design, family: F, prior: Prior) -> Self {
@@ -141,10 +145,20 @@ impl<F: GlmFamily> Glm<F> {
             return self;
         }
         let (n, d) = (self.design.n, self.design.d);
+        if d > WHITEN_MAX_DIM {
+            return self.not_whitened(&alloc::format!(
+                "d = {d} parameters is above {WHITEN_MAX_DIM}: too many to whiten (dense d × d \
+                 matrices); sampled as given"
+            ));
+        }
         let rows = if (n as f64) * (d * d) as f64 <= WHITEN_BUDGET {
             n
         } else {
-            ((WHITEN_BUDGET / (d * d) as f64) as usize).clamp(d.max(1) * 10, n)
+            // At least 10·d rows when the data has them (never more than n: wide data with
+            // few rows once made this clamp panic).
+            ((WHITEN_BUDGET / (d * d) as f64) as usize)
+                .max(d.max(1) * 10)
+                .min(n)
         };
         let opts = ModeOptions {
             max_iter: 100,

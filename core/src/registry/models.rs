@@ -142,8 +142,7 @@ fn regression_columns(table: &Table, spec: &DesignSpec) -> Vec<String> {
 
 /// Every value of the named columns is finite (errors name the 1-based row and the column).
 fn check_finite(table: &Table, cols: &[String]) -> Result<(), Error> {
-    for c in cols {
-        let v = table.column(c)?;
+    for (c, v) in cols.iter().zip(table.columns_named(cols)?) {
         if let Some(i) = v.iter().position(|x| !x.is_finite()) {
             return Err(Error::InvalidData {
                 row: Some(i + 1),
@@ -250,8 +249,9 @@ pub fn gaussian_from_table(
     if cols.is_empty() {
         return Err(Error::data("the gaussian model needs at least one column"));
     }
-    for (k, c) in cols.iter().enumerate() {
-        if cols[..k].contains(c) {
+    let mut seen = alloc::collections::BTreeSet::new();
+    for c in &cols {
+        if !seen.insert(c.as_str()) {
             return Err(Error::InvalidData {
                 row: None,
                 column: Some(c.clone()),
@@ -262,10 +262,7 @@ pub fn gaussian_from_table(
     check_finite(table, &cols)?;
     let dim = cols.len();
     let cov = gaussian::covariance(dim, corr, rho, sd)?;
-    let mut data: Vec<&[f64]> = Vec::with_capacity(dim);
-    for c in &cols {
-        data.push(table.column(c)?);
-    }
+    let data = table.columns_named(&cols)?;
     let n = table.nrows();
     let mut y = Vec::with_capacity(n * dim);
     for i in 0..n {
