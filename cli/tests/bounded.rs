@@ -3,7 +3,7 @@
 //! finish leaves no output of an earlier run behind and says so in run.json.
 
 mod common;
-use common::{tallmc, TempDir, BIN};
+use common::{assert_input_error, tallmc, TempDir, BIN};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -42,15 +42,7 @@ fn run_args<'a>(data: &'a str, out: &'a str, extra: &[&'a str]) -> Vec<&'a str> 
 
 /// Exit 2 and one `error:` line containing every needle (no allocation abort, no panic).
 fn refused(args: &[&str], needles: &[&str]) {
-    let out = tallmc(args);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
-    let lines: Vec<&str> = stderr.lines().collect();
-    assert_eq!(lines.len(), 1, "{stderr}");
-    assert!(lines[0].starts_with("error: "), "{stderr}");
-    for n in needles {
-        assert!(lines[0].contains(n), "`{n}` not in {stderr}");
-    }
+    assert_input_error(args, needles, &[]);
 }
 
 /// `--draws 10⁹` (and 10¹⁰, 10¹²) aborted with "memory allocation of 88000000000 bytes failed"

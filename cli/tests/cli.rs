@@ -8,28 +8,7 @@ use std::path::Path;
 
 /// Exit code 2, exactly one stderr line `error: …` containing every `needle`, no panic text.
 fn assert_input_error(args: &[&str], needles: &[&str]) -> String {
-    let out = tallmc(args);
-    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
-    assert_eq!(
-        out.status.code(),
-        Some(2),
-        "args {args:?}: expected exit 2, stderr: {stderr}"
-    );
-    let lines: Vec<&str> = stderr.lines().collect();
-    assert_eq!(
-        lines.len(),
-        1,
-        "args {args:?}: stderr is not one line: {stderr:?}"
-    );
-    assert!(lines[0].starts_with("error: "), "{stderr}");
-    assert!(!stderr.contains("panicked"), "{stderr}");
-    for n in needles {
-        assert!(
-            lines[0].contains(n),
-            "args {args:?}: `{n}` not in: {stderr}"
-        );
-    }
-    lines[0].to_string()
+    common::assert_input_error(args, needles, &[])
 }
 
 /// `tallmc run` on `data` with a standard set of options plus `extra`.

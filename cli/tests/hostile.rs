@@ -4,38 +4,10 @@
 //! option, or a completed run (exit 0) whose diagnostics say what went wrong.
 
 mod common;
-use common::{tallmc, TempDir, BIN};
+use common::{assert_input_error, tallmc, TempDir, BIN};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-
-/// Exit code 2 and exactly one short stderr line `error: …` containing every `needle` and
-/// none of `absent`.
-fn assert_input_error(args: &[&str], needles: &[&str], absent: &[&str]) -> String {
-    let out = tallmc(args);
-    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
-    let shown: String = stderr.chars().take(400).collect();
-    assert_eq!(
-        out.status.code(),
-        Some(2),
-        "expected exit 2, stderr: {shown}"
-    );
-    let lines: Vec<&str> = stderr.lines().collect();
-    assert_eq!(lines.len(), 1, "stderr is not one line: {shown}");
-    assert!(lines[0].starts_with("error: "), "{shown}");
-    assert!(
-        lines[0].len() < 600,
-        "error line of {} bytes",
-        lines[0].len()
-    );
-    for n in needles {
-        assert!(lines[0].contains(n), "`{n}` not in: {shown}");
-    }
-    for a in absent {
-        assert!(!lines[0].contains(a), "`{a}` in: {shown}");
-    }
-    lines[0].to_string()
-}
 
 fn simulate(dir: &TempDir, model: &str, n: &str) -> String {
     let data = dir.join("data.csv");

@@ -47,3 +47,35 @@ pub fn tallmc(args: &[&str]) -> Output {
         .output()
         .expect("the tallmc binary runs")
 }
+
+/// Exit code 2 and exactly one short stderr line `error: …` (no panic text) containing every
+/// `needle` and none of `absent`; returns the line.
+pub fn assert_input_error(args: &[&str], needles: &[&str], absent: &[&str]) -> String {
+    let out = tallmc(args);
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    let shown: String = stderr.chars().take(400).collect();
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "args {:?}: expected exit 2, stderr: {shown}",
+        args.iter()
+            .map(|a| a.chars().take(60).collect::<String>())
+            .collect::<Vec<_>>()
+    );
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "stderr is not one line: {shown}");
+    assert!(lines[0].starts_with("error: "), "{shown}");
+    assert!(!stderr.contains("panicked"), "{shown}");
+    assert!(
+        lines[0].len() < 600,
+        "error line of {} bytes",
+        lines[0].len()
+    );
+    for n in needles {
+        assert!(lines[0].contains(n), "`{n}` not in: {shown}");
+    }
+    for a in absent {
+        assert!(!lines[0].contains(a), "`{a}` in: {shown}");
+    }
+    lines[0].to_string()
+}
