@@ -68,21 +68,10 @@ fn run_sampler(
     seed: u64,
     post_burn_in_cost_only: bool,
 ) -> Result<Row, CliError> {
-    let mut s = Settings::new();
-    for p in &kv {
-        s.insert_pair(p)
-            .map_err(|e| CliError::internal(format!("{sampler}: {e}")))?;
-    }
-    let config = ChainConfig {
-        sampler,
-        warmup,
-        settings: &s,
-    };
     let n = model.n();
     let mut rng = chain_rng(seed, 0);
     let t0 = Instant::now();
-    let mut chain = registry::build_chain(&config, model.clone(), &mut rng)
-        .map_err(|e| CliError::internal(format!("{sampler}: {e}")))?;
+    let mut chain = super::build_chain(model, sampler, &kv, warmup, &mut rng)?;
     let extra = chain.extra_names();
     let iu = extra.iter().position(|e| *e == "u_accept");
     let idf = extra.iter().position(|e| *e == "data_fraction");
@@ -185,13 +174,7 @@ pub(crate) fn run(a: &ReproArgs, out: &Path) -> Result<(), CliError> {
         false,
     )?);
     // The paper runs full HMC with the trajectory of HMC-ECS (same L).
-    let l = rows[0]
-        .resolved
-        .iter()
-        .find(|(k, _)| *k == "L")
-        .map(|&(_, v)| v as usize)
-        .filter(|&v| v >= 1)
-        .unwrap_or(6);
+    let l = super::resolved_count(&rows[0].resolved, "L", 6);
     eprintln!("signed HMC-ECS: {warm_ecs} warm-up + {draws_ecs} draws");
     rows.push(run_sampler(
         &model,
@@ -230,20 +213,8 @@ pub(crate) fn run(a: &ReproArgs, out: &Path) -> Result<(), CliError> {
     // at the mode, HMC-ECS's mini-batch size m, and as many gradient steps after burn-in as
     // HMC-ECS takes leapfrog steps (R = L × draws, after R/2 burn-in steps); step sizes automatic (the paper's were found
     // by trial and error); cost counts post-burn-in iterations only.
-    let m_ecs = rows[0]
-        .resolved
-        .iter()
-        .find(|(k, _)| *k == "m")
-        .map(|&(_, v)| v as usize)
-        .filter(|&v| v >= 1)
-        .unwrap_or(1300);
-    let ecs_l = rows[0]
-        .resolved
-        .iter()
-        .find(|(k, _)| *k == "L")
-        .map(|&(_, v)| v as usize)
-        .filter(|&v| v >= 1)
-        .unwrap_or(6);
+    let m_ecs = super::resolved_count(&rows[0].resolved, "m", 1300);
+    let ecs_l = super::resolved_count(&rows[0].resolved, "L", 6);
     let r_sg = ecs_l * draws_ecs;
     for (label, sampler, cv) in [
         ("SG-HMC (CV)", "sghmc", Some("control_variate=true")),

@@ -168,16 +168,15 @@ pub(crate) struct SimpleRun {
     pub(crate) seconds: f64,
 }
 
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn run_simple(
+/// Chain 0 of `sampler` on `model` with `key=value` settings `kv` (a reproduction's own
+/// settings: an error is a bug of the reproduction, not of the user's input).
+pub(crate) fn build_chain(
     model: &Arc<dyn DataModel>,
     sampler: &str,
     kv: &[String],
-    extra_name: &str,
     warmup: usize,
-    draws: usize,
-    seed: u64,
-) -> Result<SimpleRun, CliError> {
+    rng: &mut tallmc_core::rng::ChainRng,
+) -> Result<Box<dyn tallmc_core::chain::Chain>, CliError> {
     let mut s = Settings::new();
     for p in kv {
         s.insert_pair(p)
@@ -188,10 +187,33 @@ pub(crate) fn run_simple(
         warmup,
         settings: &s,
     };
+    registry::build_chain(&config, model.clone(), rng)
+        .map_err(|e| CliError::internal(format!("{sampler}: {e}")))
+}
+
+/// The sampler's resolved value of `key` as a whole number ≥ 1, or `default`.
+pub(crate) fn resolved_count(resolved: &[(&'static str, f64)], key: &str, default: usize) -> usize {
+    resolved
+        .iter()
+        .find(|(k, _)| *k == key)
+        .map(|&(_, v)| v as usize)
+        .filter(|&v| v >= 1)
+        .unwrap_or(default)
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn run_simple(
+    model: &Arc<dyn DataModel>,
+    sampler: &str,
+    kv: &[String],
+    extra_name: &str,
+    warmup: usize,
+    draws: usize,
+    seed: u64,
+) -> Result<SimpleRun, CliError> {
     let mut rng = chain_rng(seed, 0);
     let t0 = Instant::now();
-    let mut chain = registry::build_chain(&config, model.clone(), &mut rng)
-        .map_err(|e| CliError::internal(format!("{sampler}: {e}")))?;
+    let mut chain = build_chain(model, sampler, kv, warmup, &mut rng)?;
     let ix = chain.extra_names().iter().position(|e| *e == extra_name);
     let mut out = Vec::with_capacity(draws);
     let (mut acc, mut ex) = (0.0, 0.0);

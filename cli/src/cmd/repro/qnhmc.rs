@@ -123,20 +123,9 @@ pub(crate) fn run(a: &ReproArgs, out: &Path) -> Result<(), CliError> {
         eprintln!("{label}: {warmup} warm-up + {draws} draws");
         let mut kv: Vec<String> = start.to_vec();
         kv.extend(extra.iter().map(|s| s.to_string()));
-        let mut s = Settings::new();
-        for p in &kv {
-            s.insert_pair(p)
-                .map_err(|e| CliError::internal(format!("{sampler}: {e}")))?;
-        }
-        let config = ChainConfig {
-            sampler,
-            warmup,
-            settings: &s,
-        };
         let mut rng = chain_rng(seed, 0);
         let t = Instant::now();
-        let mut chain = registry::build_chain(&config, model.clone(), &mut rng)
-            .map_err(|e| CliError::internal(format!("{sampler}: {e}")))?;
+        let mut chain = super::build_chain(&model, sampler, &kv, warmup, &mut rng)?;
         let mut one = Vec::with_capacity(draws);
         let mut orth: Vec<Vec<f64>> = (0..D / 2).map(|_| Vec::with_capacity(draws)).collect();
         let mut acc = 0.0;
