@@ -87,8 +87,9 @@ impl fmt::Display for CsvError {
             CsvErrorKind::NoDataRows => f.write_str("no data rows after the header"),
             CsvErrorKind::HeaderLooksNumeric { first } => write!(
                 f,
-                "the header row is all numbers (first cell \"{first}\"); \
-                 the first line must name the columns"
+                "the header row is all numbers (first cell \"{}\"); \
+                 the first line must name the columns",
+                shorten(first)
             ),
             CsvErrorKind::EmptyColumnName { position } => {
                 write!(f, "column {position} of the header has no name")
@@ -342,17 +343,10 @@ fn parse_cell(cell: &[u8]) -> Result<f64, CsvErrorKind> {
     }
 }
 
-/// Cut a long cell or name (to 40 characters and `…`) so an error message stays one readable
-/// line.
+/// Cut a long cell or name (to 40 characters and `…`, control characters escaped) so an error
+/// message stays one readable line ([`tallmc_core::settings::shorten`]).
 pub fn shorten(s: &str) -> String {
-    const MAX: usize = 40;
-    if s.chars().count() <= MAX {
-        s.to_string()
-    } else {
-        let mut t: String = s.chars().take(MAX).collect();
-        t.push('…');
-        t
-    }
+    tallmc_core::settings::shorten(s)
 }
 
 /// Format a float so that parsing the text gives back the same bits: the shortest round-trip

@@ -176,7 +176,10 @@ fn positive(settings: &Settings, key: &str, default: f64) -> Result<f64, Error> 
     if v > 0.0 {
         Ok(v)
     } else {
-        Err(Error::setting(key, alloc::format!("{v} must be > 0")))
+        Err(Error::setting(
+            key,
+            alloc::format!("{} must be > 0", crate::settings::number(v)),
+        ))
     }
 }
 

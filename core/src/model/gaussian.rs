@@ -39,13 +39,16 @@ pub fn covariance(d: usize, corr: Correlation, rho: f64, sd: f64) -> Result<Vec<
     if !(rho > -1.0 && rho < 1.0) {
         return Err(Error::setting(
             "rho",
-            alloc::format!("{rho} is outside (−1, 1)"),
+            alloc::format!("{} is outside (−1, 1)", crate::settings::number(rho)),
         ));
     }
     if !(sd > 0.0 && sd.is_finite()) {
         return Err(Error::setting(
             "sd",
-            alloc::format!("{sd} is not a positive finite number"),
+            alloc::format!(
+                "{} is not a positive finite number",
+                crate::settings::number(sd)
+            ),
         ));
     }
     let mut s = vec![0.0; d * d];

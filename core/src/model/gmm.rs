@@ -54,7 +54,10 @@ fn positive(key: &str, v: f64) -> Result<f64, Error> {
     } else {
         Err(Error::setting(
             key,
-            alloc::format!("{v} is not a positive finite number"),
+            alloc::format!(
+                "{} is not a positive finite number",
+                crate::settings::number(v)
+            ),
         ))
     }
 }
@@ -83,7 +86,10 @@ impl Gmm {
         if !(temperature >= 1.0 && temperature.is_finite()) {
             return Err(Error::setting(
                 "temperature",
-                alloc::format!("{temperature} must be a finite number ≥ 1"),
+                alloc::format!(
+                    "{} must be a finite number ≥ 1",
+                    crate::settings::number(temperature)
+                ),
             ));
         }
         let log_norm = -0.5 * math::ln(2.0 * core::f64::consts::PI * noise_var);

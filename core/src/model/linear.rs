@@ -47,7 +47,10 @@ pub fn conjugate_posterior(
     if !(noise_sd > 0.0 && noise_sd.is_finite()) {
         return Err(Error::setting(
             "noise_sd",
-            alloc::format!("{noise_sd} is not a positive finite number"),
+            alloc::format!(
+                "{} is not a positive finite number",
+                crate::settings::number(noise_sd)
+            ),
         ));
     }
     let d = design.d;
@@ -96,13 +99,19 @@ impl LinearUnknownNoise {
         if !(shape > 0.0 && shape.is_finite()) {
             return Err(Error::setting(
                 "noise_prior_shape",
-                alloc::format!("{shape} is not a positive finite number"),
+                alloc::format!(
+                    "{} is not a positive finite number",
+                    crate::settings::number(shape)
+                ),
             ));
         }
         if !(rate > 0.0 && rate.is_finite()) {
             return Err(Error::setting(
                 "noise_prior_rate",
-                alloc::format!("{rate} is not a positive finite number"),
+                alloc::format!(
+                    "{} is not a positive finite number",
+                    crate::settings::number(rate)
+                ),
             ));
         }
         Ok(LinearUnknownNoise {

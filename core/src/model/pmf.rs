@@ -62,7 +62,10 @@ fn positive(key: &str, v: f64) -> Result<f64, Error> {
     } else {
         Err(Error::setting(
             key,
-            alloc::format!("{v} is not a positive finite number"),
+            alloc::format!(
+                "{} is not a positive finite number",
+                crate::settings::number(v)
+            ),
         ))
     }
 }

@@ -26,7 +26,10 @@ impl Prior {
         if !(scale > 0.0 && scale.is_finite()) {
             return Err(Error::setting(
                 "prior_scale",
-                alloc::format!("{scale} is not a positive finite number"),
+                alloc::format!(
+                    "{} is not a positive finite number",
+                    crate::settings::number(scale)
+                ),
             ));
         }
         Ok(Prior::Normal { scale })

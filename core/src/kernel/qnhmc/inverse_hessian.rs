@@ -48,7 +48,7 @@ pub(crate) fn check_curvature_tol(tol: f64) -> Result<(), Error> {
     } else {
         Err(Error::setting(
             "curvature_tol",
-            alloc::format!("{tol} is outside [0, 1)"),
+            alloc::format!("{} is outside [0, 1)", crate::settings::number(tol)),
         ))
     }
 }
