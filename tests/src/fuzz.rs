@@ -80,12 +80,19 @@ pub struct Report {
     pub seconds: f64,
     /// Slowest case, seconds.
     pub slowest: f64,
+    /// Index of the slowest case.
+    pub slowest_case: u64,
 }
 
 /// The stream of case `i`: SplitMix64 of a mix of the seed and the index (O(1), unlike
 /// `chain_rng`'s jumps).
 pub fn case_rng(seed: u64, i: u64) -> ChainRng {
     ChainRng::seed_from_u64(seed ^ i.wrapping_mul(0x9e37_79b9_7f4a_7c15))
+}
+
+/// Cases per target: `TALLMC_FUZZ_CASES`, else `default_cases`.
+pub fn cases(default_cases: u64) -> u64 {
+    env_u64("TALLMC_FUZZ_CASES").unwrap_or(default_cases)
 }
 
 fn env_u64(key: &str) -> Option<u64> {
@@ -119,7 +126,7 @@ pub fn run<F>(name: &str, default_cases: u64, case: F) -> Report
 where
     F: Fn(&mut Case) -> Result<bool, String> + Send + 'static,
 {
-    let cases = env_u64("TALLMC_FUZZ_CASES").unwrap_or(default_cases);
+    let cases = cases(default_cases);
     let seed = env_u64("TALLMC_FUZZ_SEED").unwrap_or(SEED);
     let first = env_u64("TALLMC_FUZZ_FIRST").unwrap_or(0);
     let trace = std::env::var_os("TALLMC_FUZZ_TRACE").is_some();
@@ -133,6 +140,7 @@ where
             let started = Instant::now();
             let mut refused = 0;
             let mut slowest: f64 = 0.0;
+            let mut slowest_case = first;
             for i in first..first + cases {
                 current.store(i, Ordering::SeqCst);
                 let mut c = Case {
@@ -142,7 +150,11 @@ where
                 };
                 let t = Instant::now();
                 let r = catch_unwind(AssertUnwindSafe(|| case(&mut c)));
-                slowest = slowest.max(t.elapsed().as_secs_f64());
+                let took = t.elapsed().as_secs_f64();
+                if took > slowest {
+                    slowest = took;
+                    slowest_case = i;
+                }
                 let fail = match r {
                     Ok(Ok(true)) => None,
                     Ok(Ok(false)) => {
@@ -176,6 +188,7 @@ where
                 refused,
                 seconds: started.elapsed().as_secs_f64(),
                 slowest,
+                slowest_case,
             })
         })
     };
@@ -203,10 +216,11 @@ where
         Ok(Ok(r)) => {
             println!(
                 "fuzz {name}: seed {seed:#x}, {} cases ({} refused with an error), 0 failures, \
-                 {:.1} s (slowest case {:.1} ms)",
+                 {:.1} s (slowest: case {}, {:.1} ms)",
                 r.cases,
                 r.refused,
                 r.seconds,
+                r.slowest_case,
                 r.slowest * 1e3
             );
             r
