@@ -237,14 +237,18 @@ pub fn parse_csv_located(bytes: &[u8], source_name: &str) -> Result<(Table, RowL
     let ncol = names.len();
     let mut columns: Vec<Vec<f64>> = vec![Vec::new(); ncol];
     let mut lines: Vec<u64> = Vec::new();
+    let mut irregular = false;
     let mut row = 0usize;
     while rdr.read_byte_record(&mut rec).map_err(located)? {
         let line = counter.line_at(&rec);
-        if lines.is_empty() && line != row as u64 + 2 {
-            // The first irregular row: from here on, remember every row's line.
+        if !irregular && line != row as u64 + 2 {
+            // The first irregular row: from here on, remember every row's line. (A flag, not
+            // `lines.is_empty()`: when the first data row is irregular nothing is extended, and
+            // its line was lost — a blank line before the header or the first row.)
+            irregular = true;
             lines.extend((0..row as u64).map(|r| r + 2));
         }
-        if !lines.is_empty() {
+        if irregular {
             lines.push(line);
         }
         if rec.len() != ncol {

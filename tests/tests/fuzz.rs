@@ -138,7 +138,14 @@ fn tables() -> &'static Vec<(&'static str, Table)> {
         models()
             .iter()
             .map(|m| {
-                let t = tallmc_core::simulate::simulate(m.name, 12, 2, 1, &Settings::new())
+                // pmf with few users and items (the default 50 × 40 gives ≈ 900 parameters,
+                // whose dense mode search takes seconds: 11.7 s for `sgld-cv`).
+                let mut s = Settings::new();
+                if m.name == "pmf" {
+                    s.insert("users", "4");
+                    s.insert("items", "3");
+                }
+                let t = tallmc_core::simulate::simulate(m.name, 12, 2, 1, &s)
                     .unwrap_or_else(|e| panic!("simulate {}: {e}", m.name));
                 (m.name, t)
             })
@@ -342,11 +349,7 @@ fn valid_csv(c: &mut Case) -> Written {
         })
         .collect();
     let eol: &[u8] = *c.pick(&[&b"\n"[..], b"\r\n", b"\r"]);
-    // Known, not fixed: with lone-CR line ends a blank line is not counted in the reported line
-    // numbers (`\r\r` after the header puts row 1 on line 3, reported 2).
-    // Also not fixed: a blank line between the header and the first data row is not counted
-    // (row 1 of "y\n\n1" is reported on line 2): no blank lines in this property for now.
-    let blank = 0.0;
+    let blank = 0.1;
     let mut out = Vec::new();
     let mut line = 1u64;
     if c.chance(0.3) {
@@ -361,8 +364,10 @@ fn valid_csv(c: &mut Case) -> Written {
             out.extend_from_slice(format!("{pad}{text}{pad}").as_bytes());
         }
     };
-    // Known, not fixed: a blank line before the header is not counted either (row 1 of
-    // "\r\ny\r\n1" is reported on line 2).
+    while c.chance(blank) {
+        out.extend_from_slice(eol);
+        line += 1;
+    }
     for (j, n) in names.iter().enumerate() {
         if j > 0 {
             out.push(b',');
@@ -459,6 +464,15 @@ fn fuzz_csv() {
 // ------------------------------------------------------------------------------------------------
 // (b) settings through every schema and the registry
 
+/// A `pmf` rank above 50 on the fuzz table (7 users and items: 7·rank parameters) makes the
+/// dense mode search of the control-variate samplers take minutes (O(d³) per Newton step at
+/// d = 7 000 for the declared maximum 999): slow, not stuck, and not what these targets test.
+fn slow_setup(model: &str, s: &Settings) -> bool {
+    model == "pmf"
+        && s.iter()
+            .any(|(k, v)| k == "rank" && v.trim().parse::<f64>().map_or(false, |r| r > 50.0))
+}
+
 fn settings_run(c: &mut Case) -> Result<bool, String> {
     let (model, sampler, pairs) = settings_case(c);
     let warmup = *c.pick(&[0, 1, 2, 5, 20, 1000, 1_000_000_000, usize::MAX]);
@@ -511,7 +525,7 @@ fn settings_run(c: &mut Case) -> Result<bool, String> {
         Ok(m) => m,
         Err(e) => return refuse(e),
     };
-    if !c.chance(build_fraction()) {
+    if !c.chance(build_fraction()) || slow_setup(model, &s) {
         return Ok(true);
     }
     let config = ChainConfig {
@@ -725,7 +739,7 @@ fn web_run(c: &mut Case) -> Result<bool, String> {
     if let Err(e) = build_model(&config.model, &table, &config.design(), &settings) {
         return check_message(&e.to_string()).map(|_| false);
     }
-    if !c.chance(build_fraction()) {
+    if !c.chance(build_fraction()) || slow_setup(&config.model, &settings) {
         return Ok(true);
     }
     let mut chain = match ChainCore::new(&config, &table) {
@@ -802,11 +816,13 @@ fn fuzz_tables_build_every_model() {
     }
 }
 
-/// Found by `fuzz_settings`: `pmf` with `rank=999` on 12 rows has ≈ 88 000 parameters, and the
+/// Found by `fuzz_settings`: `pmf` with `rank=999` on 12 rows had ≈ 88 000 parameters, and the
 /// mode search of `sghmc` allocated a dense 88 000² Hessian (62 GB) and aborted. Now an error.
 #[test]
 fn a_mode_search_too_large_is_an_error_not_an_abort() {
-    let table = &tables().iter().find(|(m, _)| *m == "pmf").unwrap().1;
+    // The simulator's default 50 users × 40 items.
+    let table = tallmc_core::simulate::simulate("pmf", 12, 2, 1, &Settings::new()).unwrap();
+    let table = &table;
     let mut s = Settings::new();
     s.insert("rank", "999");
     let design = DesignSpec {
@@ -842,4 +858,15 @@ fn a_huge_chain_index_is_an_error_not_a_hang() {
     let e = ChainCore::new(&config, table).err().unwrap();
     assert!(e.contains("`chain`"), "{e}");
     check_message(&e).unwrap();
+}
+
+/// Found by `fuzz_csv`: a blank line before the header or before the first data row was not
+/// counted in row line numbers (row 1 of "y\n\n1" was reported on line 2).
+#[test]
+fn blank_lines_before_the_first_row_are_counted() {
+    for (text, line) in [("y\n\n1\n2", 3), ("\r\ny\r\n1\r\n2", 3), ("y\r\r1\r2", 3)] {
+        let (_, rl) = parse_csv_located(text.as_bytes(), "t.csv").unwrap();
+        assert_eq!(rl.line_of_row(1), line, "{text:?}");
+        assert_eq!(rl.line_of_row(2), line + 1, "{text:?}");
+    }
 }
