@@ -224,7 +224,7 @@ fn csv_bytes(c: &mut Case) -> Vec<u8> {
             ];
             let mut out = Vec::new();
             for _ in 0..c.below(60) {
-                out.extend_from_slice(*c.pick(TOKENS));
+                out.extend_from_slice(c.pick::<&[u8]>(TOKENS));
             }
             out
         }
@@ -279,7 +279,7 @@ fn csv_bytes(c: &mut Case) -> Vec<u8> {
             if c.chance(0.2) {
                 out.extend_from_slice(b"\xEF\xBB\xBF");
             }
-            let eol: &[u8] = *c.pick(&[&b"\n"[..], b"\r\n", b"\r"]);
+            let eol: &[u8] = c.pick::<&[u8]>(&[&b"\n"[..], b"\r\n", b"\r"]);
             let row = |c: &mut Case, out: &mut Vec<u8>, cells: &[&[u8]]| {
                 let k = match c.below(10) {
                     0 => ncol.saturating_sub(1),
@@ -293,7 +293,7 @@ fn csv_bytes(c: &mut Case) -> Vec<u8> {
                     if c.chance(0.02) {
                         out.extend(std::iter::repeat_n(b'7', 500 + c.below(2000)));
                     } else {
-                        out.extend_from_slice(*c.pick(cells));
+                        out.extend_from_slice(c.pick::<&[u8]>(cells));
                     }
                 }
             };
@@ -348,7 +348,7 @@ fn valid_csv(c: &mut Case) -> Written {
                 .collect()
         })
         .collect();
-    let eol: &[u8] = *c.pick(&[&b"\n"[..], b"\r\n", b"\r"]);
+    let eol: &[u8] = c.pick::<&[u8]>(&[&b"\n"[..], b"\r\n", b"\r"]);
     let blank = 0.1;
     let mut out = Vec::new();
     let mut line = 1u64;
@@ -470,7 +470,7 @@ fn fuzz_csv() {
 fn slow_setup(model: &str, s: &Settings) -> bool {
     model == "pmf"
         && s.iter()
-            .any(|(k, v)| k == "rank" && v.trim().parse::<f64>().map_or(false, |r| r > 50.0))
+            .any(|(k, v)| k == "rank" && v.trim().parse::<f64>().is_ok_and(|r| r > 50.0))
 }
 
 fn settings_run(c: &mut Case) -> Result<bool, String> {
