@@ -68,7 +68,10 @@ pub fn covariance(d: usize, corr: Correlation, rho: f64, sd: f64) -> Result<Vec<
     if Cholesky::new(&s, d).is_err() {
         return Err(Error::setting(
             "rho",
-            alloc::format!("{rho} does not give a positive-definite covariance for d = {d}"),
+            alloc::format!(
+                "{} does not give a positive-definite covariance for d = {d}",
+                crate::settings::number(rho)
+            ),
         ));
     }
     Ok(s)
