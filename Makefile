@@ -3,6 +3,8 @@
 #   make build   release CLI (target/release/tallmc) and the playground's wasm (www/pkg)
 #   make serve   build, then serve www/ on http://127.0.0.1:$(PORT)/ (default 8080)
 #   make test    every test: fmt, clippy, Rust tests, no_std targets, browser tests
+#   make fuzz    the fuzz targets (tests/tests/fuzz.rs, tests/browser/url-params.test.mjs) with
+#                FUZZ_CASES (10^6) generated inputs each
 
 PORT ?= 8080
 HOST ?= 127.0.0.1
@@ -18,7 +20,7 @@ RUST_TARGETS := wasm32-unknown-unknown thumbv7em-none-eabihf
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: build serve test deps rust-targets wasm-bindgen-cli wasm-pack node-deps chromium cli wasm \
-        vendor rust-checks browser-test bench
+        vendor rust-checks browser-test bench fuzz
 
 build: cli wasm vendor
 
@@ -40,6 +42,14 @@ rust-checks: rust-targets
 
 browser-test: node-deps chromium build
 	node --test --test-concurrency=1 tests/browser/
+
+# CSV parsing, settings, the web bindings and the playground's URL parameters driven by generated
+# input (seeded; one line per target with its counts and duration). `make test` runs 3 000 cases
+# per Rust target and 5 000 URL queries.
+FUZZ_CASES ?= 1000000
+fuzz:
+	TALLMC_FUZZ_CASES=$(FUZZ_CASES) $(NICE) $(CARGO) test -p tallmc-tests --release --test fuzz -- --nocapture --test-threads=2
+	TALLMC_FUZZ_CASES=$(FUZZ_CASES) node --test tests/browser/url-params.test.mjs
 
 # Every ratio claimed in BENCHMARKS.md, each from one run on this machine: HMC-ECS vs NUTS,
 # SGLD vs a full gradient, SMH-2 vs MH, minibatch MH vs AustereMH (`tallmc bench`; BENCH_FULL=1

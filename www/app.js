@@ -7,6 +7,7 @@ import { ChainRun } from './run-client.js';
 import { formatNumber } from './format.js';
 import { drawWindowTrace } from './series.js';
 import { initCompare, compareReady, compareState, compareQuery } from './compare.js';
+import { urlSettings, urlFeatures, urlIntercept, urlStandardize, ksdEnabled } from './url-params.js';
 
 const $ = (id) => document.getElementById(id);
 const BUILTIN = ['logistic', 'linear', 'robust', 'poisson', 'gmm', 'lgssm', 'sv', 'garch', 'pmf'];
@@ -14,7 +15,7 @@ const RENDER_MS = 250; // redraw plots at most this often
 const DIAG_MS = 1000; // ask for diagnostics at most this often while running
 const ACF_LAGS = 50;
 // `?ksd=0` turns the KSD panel (and its worker) off; kept in the share link.
-const KSD_ON = new URLSearchParams(location.search).get('ksd') !== '0';
+const KSD_ON = ksdEnabled(new URLSearchParams(location.search));
 
 // ------------------------------------------------------------------------------------------------
 // Growable storage
@@ -115,8 +116,10 @@ function onRegistry(reg) {
   for (const [k, id] of [['n', 'sim-n'], ['d', 'sim-d'], ['chains', 'chains'], ['warmup', 'warmup'], ['draws', 'draws'], ['seed', 'seed']]) {
     if (params.has(k)) $(id).value = params.get(k);
   }
-  if (params.has('intercept')) $('intercept').checked = params.get('intercept') !== '0' && params.get('intercept') !== 'false';
-  if (params.has('standardize')) $('standardize').checked = params.get('standardize') === '1' || params.get('standardize') === 'true';
+  const intercept = urlIntercept(params);
+  if (intercept !== null) $('intercept').checked = intercept;
+  const standardize = urlStandardize(params);
+  if (standardize !== null) $('standardize').checked = standardize;
   const model = params.get('model') ?? (BUILTIN.includes($('dataset').value) ? $('dataset').value : reg.models[0]?.name);
   if (model && modelInfo(model)) ms.value = model;
   onDatasetChange(false);
@@ -127,9 +130,8 @@ function onRegistry(reg) {
     onSamplerChange();
   }
   // Settings from the URL: set.<key>=value.
-  for (const [k, v] of params) {
-    if (!k.startsWith('set.')) continue;
-    const input = document.querySelector(`[data-setting="${CSS.escape(k.slice(4))}"]`);
+  for (const [k, v] of urlSettings(params)) {
+    const input = document.querySelector(`[data-setting="${CSS.escape(k)}"]`);
     if (input) {
       if (input.dataset.on) input.checked = v === input.dataset.on;
       else if (input.type === 'checkbox') input.checked = v === 'true' || v === '1';
@@ -240,7 +242,7 @@ function setColumns(names, fromData) {
   if (names.includes(prev)) rs.value = prev;
   else if (names.includes('y')) rs.value = 'y';
   else if (names.length) rs.value = names[names.length - 1];
-  const wanted = params.get('features')?.split(',').filter(Boolean);
+  const wanted = urlFeatures(params);
   const box = $('features');
   box.replaceChildren(...names.map((n) => {
     const l = document.createElement('label');

@@ -23,6 +23,7 @@ import { COLORS } from './plots.js';
 import { densities } from './density.js';
 import { ChainRun } from './run-client.js';
 import { formatNumber } from './format.js';
+import { compareConfigText, parseCompareList, parseRef } from './url-params.js';
 
 const $ = (id) => document.getElementById(id);
 const columns = new Map(); // key -> { label, compute }
@@ -54,19 +55,7 @@ let ctx = null; // from app.js: { readForm, getData, askData, samplerInfo, showE
 const cmp = { configs: [], results: [], running: null, ref: 0 };
 
 /** `sampler:k=v,k=v` -> { sampler, settings }. */
-function parseConfig(text) {
-  const [sampler, rest = ''] = text.split(':');
-  const settings = {};
-  for (const kv of rest.split(',').filter(Boolean)) {
-    const i = kv.indexOf('=');
-    if (i > 0) settings[kv.slice(0, i).trim()] = kv.slice(i + 1).trim();
-  }
-  return { sampler: sampler.trim(), settings };
-}
-function configText(c) {
-  const s = Object.entries(c.settings).map(([k, v]) => `${k}=${v}`).join(',');
-  return s ? `${c.sampler}:${s}` : c.sampler;
-}
+const configText = compareConfigText;
 const label = (c) => configText(c).replace(':', ' ').replace(/,/g, ' ');
 
 const fmt = (v, digits = 3) => formatNumber(v, { digits, missing: 'n/a' });
@@ -488,10 +477,8 @@ function renderDensity() {
 export function initCompare(context) {
   ctx = context;
   const q = ctx.params.get('compare');
-  if (q) cmp.configs = q.split(';').filter(Boolean).map(parseConfig);
-  const refParam = ctx.params.get('ref');
-  const ref = refParam === null ? NaN : Number(refParam);
-  cmp.ref = Number.isInteger(ref) && ref >= 0 && ref < cmp.configs.length ? ref : -1;
+  if (q) cmp.configs = parseCompareList(q);
+  cmp.ref = parseRef(ctx.params.get('ref'), cmp.configs.length);
   $('compare-add').addEventListener('click', addCurrent);
   $('compare-run').addEventListener('click', runAll);
   $('compare-stop').addEventListener('click', stopAll);

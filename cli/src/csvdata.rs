@@ -87,8 +87,9 @@ impl fmt::Display for CsvError {
             CsvErrorKind::NoDataRows => f.write_str("no data rows after the header"),
             CsvErrorKind::HeaderLooksNumeric { first } => write!(
                 f,
-                "the header row is all numbers (first cell \"{first}\"); \
-                 the first line must name the columns"
+                "the header row is all numbers (first cell \"{}\"); \
+                 the first line must name the columns",
+                shorten(first)
             ),
             CsvErrorKind::EmptyColumnName { position } => {
                 write!(f, "column {position} of the header has no name")
@@ -236,14 +237,18 @@ pub fn parse_csv_located(bytes: &[u8], source_name: &str) -> Result<(Table, RowL
     let ncol = names.len();
     let mut columns: Vec<Vec<f64>> = vec![Vec::new(); ncol];
     let mut lines: Vec<u64> = Vec::new();
+    let mut irregular = false;
     let mut row = 0usize;
     while rdr.read_byte_record(&mut rec).map_err(located)? {
         let line = counter.line_at(&rec);
-        if lines.is_empty() && line != row as u64 + 2 {
-            // The first irregular row: from here on, remember every row's line.
+        if !irregular && line != row as u64 + 2 {
+            // The first irregular row: from here on, remember every row's line. (A flag, not
+            // `lines.is_empty()`: when the first data row is irregular nothing is extended, and
+            // its line was lost — a blank line before the header or the first row.)
+            irregular = true;
             lines.extend((0..row as u64).map(|r| r + 2));
         }
-        if !lines.is_empty() {
+        if irregular {
             lines.push(line);
         }
         if rec.len() != ncol {
@@ -342,17 +347,10 @@ fn parse_cell(cell: &[u8]) -> Result<f64, CsvErrorKind> {
     }
 }
 
-/// Cut a long cell or name (to 40 characters and `…`) so an error message stays one readable
-/// line.
+/// Cut a long cell or name (to 40 characters and `…`, control characters escaped) so an error
+/// message stays one readable line ([`tallmc_core::settings::shorten`]).
 pub fn shorten(s: &str) -> String {
-    const MAX: usize = 40;
-    if s.chars().count() <= MAX {
-        s.to_string()
-    } else {
-        let mut t: String = s.chars().take(MAX).collect();
-        t.push('…');
-        t
-    }
+    tallmc_core::settings::shorten(s)
 }
 
 /// Format a float so that parsing the text gives back the same bits: the shortest round-trip

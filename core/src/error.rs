@@ -3,6 +3,25 @@
 use alloc::string::String;
 use core::fmt;
 
+/// A user's text cut to 40 characters and `…`, with control characters escaped (`\n`), so an
+/// error message echoing it stays one readable line.
+pub fn shorten(s: &str) -> String {
+    const MAX: usize = 40;
+    let mut out = String::new();
+    for (n, c) in s.chars().enumerate() {
+        if n == MAX {
+            out.push('…');
+            break;
+        }
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// Everything that can go wrong when building a model, kernel or chain from user input.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Error {
@@ -78,7 +97,10 @@ impl Error {
         } else {
             Err(Error::setting(
                 key,
-                alloc::format!("{value} is not a positive finite number"),
+                alloc::format!(
+                    "{} is not a positive finite number",
+                    crate::settings::number(value)
+                ),
             ))
         }
     }
@@ -95,10 +117,14 @@ impl Error {
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Error::InvalidSetting { key, msg } => write!(f, "invalid setting `{key}`: {msg}"),
-            Error::UnknownSetting { key } => write!(f, "unknown setting `{key}`"),
-            Error::Unknown { what, name } => write!(f, "unknown {what} `{name}`"),
+            // Names and keys come from the user: cut and escaped so the message stays one line.
+            Error::InvalidSetting { key, msg } => {
+                write!(f, "invalid setting `{}`: {msg}", shorten(key))
+            }
+            Error::UnknownSetting { key } => write!(f, "unknown setting `{}`", shorten(key)),
+            Error::Unknown { what, name } => write!(f, "unknown {what} `{}`", shorten(name)),
             Error::InvalidData { row, column, msg } => {
+                let column = column.as_deref().map(shorten);
                 match (row, column) {
                     (Some(r), Some(c)) => write!(f, "data row {r}, column `{c}`: ")?,
                     (Some(r), None) => write!(f, "data row {r}: ")?,

@@ -9,19 +9,9 @@ use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 use core::cell::RefCell;
 
-/// A user's text cut to 40 characters and `…`, so an error message echoing it stays one
-/// readable line.
-pub fn shorten(s: &str) -> String {
-    const MAX: usize = 40;
-    match s.char_indices().nth(MAX) {
-        None => s.to_string(),
-        Some((end, _)) => {
-            let mut t = s[..end].to_string();
-            t.push('…');
-            t
-        }
-    }
-}
+/// A user's text cut and escaped for an error message (defined on the ground floor, in
+/// [`crate::error`], so errors can use it).
+pub use crate::error::shorten;
 
 /// A number as a person reads it: plain for moderate magnitudes (`0.25`, `-3`, `1000`), in
 /// exponent form otherwise (`1e300`, `1e-8`, `1e6`); `inf`, `-inf`, `NaN` as such.

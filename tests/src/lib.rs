@@ -1,6 +1,7 @@
 //! Shared helpers for tallmc's statistical tests: ESS / MCSE, moment summaries, data simulation
 //! and closed-form posteriors.
 
+pub mod fuzz;
 pub mod realdata;
 use std::sync::Arc;
 use tallmc_core::chain::{run_chain, Chain, Phase};

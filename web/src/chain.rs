@@ -16,6 +16,8 @@ use tallmc_core::rng::{chain_rng, ChainRng};
 use wasm_bindgen::prelude::*;
 
 use tallmc_core::kernel::EXTRAS;
+/// Most chains of a run (the CLI's `--chains` limit): chain indices are below it.
+pub const MAX_CHAINS: u64 = 1024;
 /// Largest batch, in values of the widest per-batch array.
 const MAX_BATCH_VALUES: usize = 1 << 25;
 
@@ -64,6 +66,15 @@ impl ChainCore {
     pub fn new(config: &RunConfig, table: &Table) -> Result<Self, String> {
         let settings = config.settings()?;
         let seed = config.seed()?;
+        // chain_rng jumps the stream once per chain index: a huge index would never return.
+        if config.chain >= MAX_CHAINS {
+            return Err(format!(
+                "invalid setting `chain`: {} is outside [0, {}] (at most {MAX_CHAINS} chains, as \
+                 `tallmc run --chains`)",
+                config.chain,
+                MAX_CHAINS - 1
+            ));
+        }
         let model = build_model(&config.model, table, &config.design(), &settings)
             .map_err(|e| e.to_string())?;
         let mut rng = chain_rng(seed, config.chain);

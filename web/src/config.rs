@@ -48,6 +48,26 @@ pub struct RunConfig {
     pub chain: u64,
 }
 
+/// serde's message with every `` `quoted` `` or `"quoted"` part (field names, values) cut by
+/// [`tallmc_core::settings::shorten`].
+fn shorten_quoted(msg: &str) -> String {
+    shorten_between(&shorten_between(msg, '`'), '"')
+}
+
+fn shorten_between(msg: &str, quote: char) -> String {
+    msg.split(quote)
+        .enumerate()
+        .map(|(i, part)| {
+            if i % 2 == 1 {
+                tallmc_core::settings::shorten(part)
+            } else {
+                part.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(&quote.to_string())
+}
+
 fn default_response() -> String {
     "y".into()
 }
@@ -59,9 +79,11 @@ fn default_warmup() -> usize {
 }
 
 impl RunConfig {
-    /// Parse the JSON text; errors name the field.
+    /// Parse the JSON text; errors name the field (a long or multi-line field name or value
+    /// quoted in the message is cut, so the message stays one short line).
     pub fn parse(text: &str) -> Result<Self, String> {
-        serde_json::from_str(text).map_err(|e| format!("invalid configuration: {e}"))
+        serde_json::from_str(text)
+            .map_err(|e| format!("invalid configuration: {}", shorten_quoted(&e.to_string())))
     }
 
     /// The seed as an unsigned 64-bit integer.
@@ -69,7 +91,7 @@ impl RunConfig {
         let bad = || {
             format!(
                 "invalid setting `seed`: `{}` is not a whole number ≥ 0",
-                self.seed
+                tallmc_core::settings::shorten(&self.seed.to_string())
             )
         };
         match &self.seed {
@@ -91,7 +113,8 @@ impl RunConfig {
                 Value::Number(n) => n.to_string(),
                 _ => {
                     return Err(format!(
-                        "invalid setting `{k}`: expected a number, word or boolean"
+                        "invalid setting `{}`: expected a number, word or boolean",
+                        tallmc_core::settings::shorten(k)
                     ))
                 }
             };

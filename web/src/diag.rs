@@ -93,6 +93,27 @@ impl DrawStore {
         cd::health::warnings(names, &self.summaries(), &health)
     }
 
+    /// Append post-warm-up draws of chain `chain` (`k × d` row-major) with their signs (length k;
+    /// may be empty for unsigned samplers). The natively callable half of [`DrawStore::push`].
+    pub fn push_draws(&mut self, chain: usize, draws: &[f64], signs: &[f64]) -> Result<(), String> {
+        let d = self.d.max(1);
+        if chain >= self.draws.len() {
+            return Err(format!("diagnostics: no chain {chain}"));
+        }
+        if (draws.len() / d) * d != draws.len() || (self.signed && signs.len() * d != draws.len()) {
+            return Err("diagnostics: batch shape does not match the dimension".into());
+        }
+        for row in draws.chunks(d) {
+            for (j, v) in row.iter().enumerate().take(self.d) {
+                self.draws[chain][j].push(*v);
+            }
+        }
+        if self.signed {
+            self.signs[chain].extend_from_slice(signs);
+        }
+        Ok(())
+    }
+
     /// Autocorrelation of parameter `j` up to `max_lag`, averaged over chains.
     pub fn acf_values(&self, j: usize, max_lag: usize) -> Vec<f64> {
         let (m, chains) = self.common();
@@ -130,24 +151,7 @@ impl DrawStore {
     /// Append post-warm-up draws of chain `chain` (`k × d` row-major) with their signs (length k;
     /// may be empty for unsigned samplers).
     pub fn push(&mut self, chain: usize, draws: &[f64], signs: &[f64]) -> Result<(), JsError> {
-        let d = self.d.max(1);
-        if chain >= self.draws.len() {
-            return Err(js_err(format!("diagnostics: no chain {chain}")));
-        }
-        if (draws.len() / d) * d != draws.len() || (self.signed && signs.len() * d != draws.len()) {
-            return Err(js_err(
-                "diagnostics: batch shape does not match the dimension",
-            ));
-        }
-        for row in draws.chunks(d) {
-            for (j, v) in row.iter().enumerate().take(self.d) {
-                self.draws[chain][j].push(*v);
-            }
-        }
-        if self.signed {
-            self.signs[chain].extend_from_slice(signs);
-        }
-        Ok(())
+        self.push_draws(chain, draws, signs).map_err(js_err)
     }
 
     /// Draws stored for `chain`.

@@ -75,7 +75,7 @@ pub fn covariance(d: usize, corr: Correlation, rho: f64, sd: f64) -> Result<Vec<
     if !(rho > -1.0 && rho < 1.0) {
         return Err(Error::setting(
             "rho",
-            alloc::format!("{rho} is outside (−1, 1)"),
+            alloc::format!("{} is outside (−1, 1)", crate::settings::number(rho)),
         ));
     }
     Error::check_positive("sd", sd)?;
@@ -96,7 +96,10 @@ pub fn covariance(d: usize, corr: Correlation, rho: f64, sd: f64) -> Result<Vec<
     if Cholesky::new(&s, d).is_err() {
         return Err(Error::setting(
             "rho",
-            alloc::format!("{rho} does not give a positive-definite covariance for d = {d}"),
+            alloc::format!(
+                "{} does not give a positive-definite covariance for d = {d}",
+                crate::settings::number(rho)
+            ),
         ));
     }
     Ok(s)

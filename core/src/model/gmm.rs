@@ -105,7 +105,10 @@ impl Gmm {
         if !(temperature >= 1.0 && temperature.is_finite()) {
             return Err(Error::setting(
                 "temperature",
-                alloc::format!("{temperature} must be a finite number ≥ 1"),
+                alloc::format!(
+                    "{} must be a finite number ≥ 1",
+                    crate::settings::number(temperature)
+                ),
             ));
         }
         let log_norm = -0.5 * math::ln(2.0 * core::f64::consts::PI * noise_var);

@@ -97,7 +97,10 @@ fn id(v: f64, row: usize, column: &str) -> Result<usize, Error> {
         Err(Error::InvalidData {
             row: Some(row + 1),
             column: Some(column.into()),
-            msg: alloc::format!("{v} is not a whole number in [0, {MAX_IDS})"),
+            msg: alloc::format!(
+                "{} is not a whole number in [0, {MAX_IDS})",
+                crate::settings::number(v)
+            ),
         })
     }
 }

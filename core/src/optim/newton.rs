@@ -17,11 +17,16 @@ use crate::model::DataModel;
 use alloc::vec;
 use alloc::vec::Vec;
 
+/// Most parameters a mode search takes: it stores dense d × d matrices (the Hessian and a
+/// factorisation, 800 MB each at d = 10⁴), and a larger request would abort on allocation
+/// (e.g. `pmf` with a large `rank`) instead of returning an error.
+pub const MAX_MODE_DIM: usize = 10_000;
+
 /// The posterior mode of `model` on the full data, from `start`.
 ///
 /// Errors: `start` of the wrong length ([`Error::Dimension`]); a non-finite `start`, log
 /// density or gradient there ([`Error::NonFiniteStart`]); invalid options
-/// ([`Error::InvalidSetting`]). Running out of iterations is not an error: check
+/// ([`Error::InvalidSetting`]); more than [`MAX_MODE_DIM`] parameters ([`Error::InvalidData`]). Running out of iterations is not an error: check
 /// [`ModeResult::converged`].
 pub fn find_mode(
     model: &dyn DataModel,
@@ -47,6 +52,12 @@ pub fn find_mode_subset(
 fn run(mut obj: Objective<'_>, start: &[f64], opts: &ModeOptions) -> Result<ModeResult, Error> {
     opts.validate()?;
     let d = obj.dim();
+    if d > MAX_MODE_DIM {
+        return Err(Error::data(alloc::format!(
+            "the model has {d} parameters; the mode search stores dense {d} × {d} matrices \
+             and takes at most {MAX_MODE_DIM} (use fewer parameters, e.g. a smaller rank)"
+        )));
+    }
     Error::check_dim("start", d, start.len())?;
     if start.iter().any(|v| !v.is_finite()) {
         return Err(Error::NonFiniteStart);

@@ -174,7 +174,7 @@ fn check_binary(design: &Design, response: &str) -> Result<(), Error> {
             column: Some(response.into()),
             msg: alloc::format!(
                 "logistic response must be 0 or 1, got {}",
-                design.y.get(i).copied().unwrap_or(f64::NAN)
+                crate::settings::number(design.y.get(i).copied().unwrap_or(f64::NAN))
             ),
         });
     }
@@ -193,7 +193,7 @@ fn check_counts(design: &Design, response: &str) -> Result<(), Error> {
             column: Some(response.into()),
             msg: alloc::format!(
                 "poisson response must be a non-negative whole number, got {}",
-                design.y.get(i).copied().unwrap_or(f64::NAN)
+                crate::settings::number(design.y.get(i).copied().unwrap_or(f64::NAN))
             ),
         });
     }

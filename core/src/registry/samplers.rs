@@ -204,8 +204,20 @@ pub fn check_compatible(sampler: &str, model: &str) -> Result<(), Error> {
         return Ok(());
     }
     let exact_series = series_models("nuts").contains(&model);
-    let msg = if crate::model::series::SERIES_MODELS.contains(&model) {
-        if SERIES_EXACT.contains(&sampler) {
+    let series = crate::model::series::SERIES_MODELS.contains(&model);
+    let exact = SERIES_EXACT.contains(&sampler);
+    let supported: Vec<&str> = super::models()
+        .iter()
+        .map(|m| m.name)
+        .filter(|m| compatible(sampler, m))
+        .collect();
+    // The names are echoed: cut, so an unknown one stays one short line.
+    let (sampler, model) = (
+        crate::settings::shorten(sampler),
+        crate::settings::shorten(model),
+    );
+    let msg = if series {
+        if exact {
             alloc::format!(
                 "`{sampler}` needs an exact likelihood, which model `{model}` does not have: \
                  use pmmh (exact, particle likelihood) or pf-sgld"
@@ -222,11 +234,6 @@ pub fn check_compatible(sampler: &str, model: &str) -> Result<(), Error> {
             )
         }
     } else {
-        let supported: Vec<&str> = super::models()
-            .iter()
-            .map(|m| m.name)
-            .filter(|m| compatible(sampler, m))
-            .collect();
         alloc::format!(
             "sampler `{sampler}` does not support model `{model}` (it supports: {})",
             supported.join(", ")

@@ -405,7 +405,11 @@ pub fn options_from_settings(
         if !(min_eig.is_finite() && min_eig > 0.0 && max_eig >= min_eig) {
             return Err(Error::setting(
                 "min_eig",
-                alloc::format!("need 0 < min_eig ≤ max_eig (got {min_eig}, {max_eig})"),
+                alloc::format!(
+                    "need 0 < min_eig ≤ max_eig (got {}, {})",
+                    crate::settings::number(min_eig),
+                    crate::settings::number(max_eig)
+                ),
             ));
         }
         Some((min_eig, max_eig))

@@ -48,7 +48,7 @@ pub(crate) fn check_curvature_tol(tol: f64) -> Result<(), Error> {
     } else {
         Err(Error::setting(
             "curvature_tol",
-            alloc::format!("{tol} is outside [0, 1)"),
+            alloc::format!("{} is outside [0, 1)", crate::settings::number(tol)),
         ))
     }
 }
@@ -129,7 +129,11 @@ impl InverseHessian {
         if !(lo.is_finite() && lo > 0.0 && hi >= lo) {
             return Err(Error::setting(
                 "min_eig",
-                alloc::format!("need 0 < min_eig ≤ max_eig (got {lo}, {hi})"),
+                alloc::format!(
+                    "need 0 < min_eig ≤ max_eig (got {}, {})",
+                    crate::settings::number(lo),
+                    crate::settings::number(hi)
+                ),
             ));
         }
         let d = self.d;
