@@ -59,7 +59,9 @@ async function both(sampler, warmup, draws) {
 
 test('a short random-walk run: the page shows the warnings tallmc run prints', async () => {
   const { cli, web, hidden } = await both('rwmh', 20, 60);
-  assert.ok(cli.some((w) => w.startsWith('effective sample size < 100')), JSON.stringify(cli));
+  // 20 warm-up iterations leave a random walk poorly tuned: too few effective draws, or a chain
+  // that (almost) never moved, whose ESS is then NaN (issue 19) and which is named as stuck.
+  assert.ok(cli.some((w) => w.startsWith('effective sample size < 100') || / is stuck: /.test(w)), JSON.stringify(cli));
   assert.equal(hidden, false);
   assert.deepEqual(web, cli.map((w) => `Warning: ${w}`));
 });
@@ -114,7 +116,9 @@ async function embed(sampler, warmup, draws) {
 
 test('<tallmc-sampler>: a short random-walk run lists the warnings tallmc run prints', async () => {
   const { cli, result, web, hidden } = await embed('rwmh', 20, 60);
-  assert.ok(cli.some((w) => w.startsWith('effective sample size < 100')), JSON.stringify(cli));
+  // 20 warm-up iterations leave a random walk poorly tuned: too few effective draws, or a chain
+  // that (almost) never moved, whose ESS is then NaN (issue 19) and which is named as stuck.
+  assert.ok(cli.some((w) => w.startsWith('effective sample size < 100') || / is stuck: /.test(w)), JSON.stringify(cli));
   assert.deepEqual(result, cli);
   assert.equal(hidden, false);
   assert.deepEqual(web, cli.map((w) => `Warning: ${w}`));
