@@ -754,7 +754,8 @@ fn web_run(c: &mut Case) -> Result<bool, String> {
     // The diagnostics worker: a draw store fed this batch and junk batches.
     let chains = 1 + c.below(3);
     let signed = chain.chain().signed();
-    let mut store = DrawStore::new(chains, d, signed);
+    let mut store =
+        DrawStore::try_new(chains, d, signed).map_err(|e| format!("draw store: {e}"))?;
     let junk_batch: Vec<f64> = (0..c.below(7)).map(|_| c.unit()).collect();
     for (draws, signs) in [(&b.draws, &b.sign), (&junk_batch, &junk_batch)] {
         if let Err(e) = store.push_draws(c.below(chains + 1), draws, signs) {

@@ -38,7 +38,36 @@ pub struct DrawStore {
     signs: Vec<Vec<f64>>,
 }
 
+/// The most columns (chains × parameters) a [`DrawStore`] takes.
+pub const MAX_STORE_DIM: usize = 1_000_000;
+
 impl DrawStore {
+    /// An empty store for 1 to [`crate::chain::MAX_CHAINS`] chains of dimension d ≥ 1, with
+    /// chains × d ≤ [`MAX_STORE_DIM`]: sizes come from the page, and an unchecked one (2⁶⁴ chains) aborted
+    /// the worker on allocation instead of failing.
+    pub fn try_new(chains: usize, d: usize, signed: bool) -> Result<DrawStore, String> {
+        if chains == 0 || chains as u64 > crate::chain::MAX_CHAINS {
+            return Err(format!(
+                "chains: {chains} is outside [1, {}]",
+                crate::chain::MAX_CHAINS
+            ));
+        }
+        if d == 0 || d > MAX_STORE_DIM {
+            return Err(format!("d: {d} is outside [1, {MAX_STORE_DIM}]"));
+        }
+        if chains * d > MAX_STORE_DIM {
+            return Err(format!(
+                "{chains} chains × {d} parameters is above {MAX_STORE_DIM} columns"
+            ));
+        }
+        Ok(DrawStore {
+            d,
+            signed,
+            draws: vec![vec![Vec::new(); d]; chains],
+            signs: vec![Vec::new(); chains],
+        })
+    }
+
     /// Number of draws used for summaries: the shortest non-empty chain, and the chains that have it.
     fn common(&self) -> (usize, Vec<usize>) {
         let lens: Vec<usize> = self
@@ -136,16 +165,12 @@ impl DrawStore {
 
 #[wasm_bindgen]
 impl DrawStore {
-    /// An empty store for `chains` chains of dimension `d`.
+    /// An empty store for `chains` chains of dimension `d` ([`DrawStore::try_new`]'s checks;
+    /// thrown as a JS error).
     #[wasm_bindgen(constructor)]
-    pub fn new(chains: usize, d: usize, signed: bool) -> DrawStore {
+    pub fn new(chains: usize, d: usize, signed: bool) -> Result<DrawStore, JsError> {
         crate::init();
-        DrawStore {
-            d,
-            signed,
-            draws: vec![vec![Vec::new(); d]; chains],
-            signs: vec![Vec::new(); chains],
-        }
+        DrawStore::try_new(chains, d, signed).map_err(js_err)
     }
 
     /// Append post-warm-up draws of chain `chain` (`k × d` row-major) with their signs (length k;
@@ -242,7 +267,7 @@ mod tests {
 
     #[test]
     fn warnings_name_a_stuck_chain_and_divergences() {
-        let mut s = DrawStore::new(2, 1, false);
+        let mut s = DrawStore::try_new(2, 1, false).unwrap();
         let moving: Vec<f64> = (0..200).map(|i| ((i * 37) % 101) as f64).collect();
         s.push(0, &moving, &[]).ok();
         s.push(1, &[3.0; 200], &[]).ok();
@@ -263,7 +288,11 @@ mod tests {
 
     #[test]
     fn store_uses_the_common_length_of_the_chains() {
-        let mut s = DrawStore::new(3, 2, false);
+        let mut s = DrawStore::try_new(3, 2, false).unwrap();
+        assert!(DrawStore::try_new(usize::MAX, 2, false).is_err());
+        assert!(DrawStore::try_new(0, 2, false).is_err());
+        assert!(DrawStore::try_new(2, usize::MAX, false).is_err());
+        assert!(DrawStore::try_new(1024, 1_000_000, false).is_err());
         assert!(s.is_empty());
         assert!(s.summary_rows().iter().all(|v| v.is_nan()));
         s.push(0, &[1.0, 10.0, 2.0, 20.0, 3.0, 30.0], &[]).ok();

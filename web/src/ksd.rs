@@ -66,6 +66,12 @@ impl KsdCore {
         signed: bool,
         max_draws: usize,
     ) -> Result<Self, String> {
+        if chains == 0 || chains as u64 > crate::chain::MAX_CHAINS {
+            return Err(format!(
+                "chains: {chains} is outside [1, {}]",
+                crate::chain::MAX_CHAINS
+            ));
+        }
         let settings = config.settings()?;
         let model = build_model(&config.model, table, &config.design(), &settings)
             .map_err(|e| e.to_string())?;
