@@ -30,6 +30,9 @@ const CONDITIONS: &[(&str, &str, &str)] = &[
     ("*", "schedule_b", "schedule=decreasing"),
     ("*", "schedule_gamma", "schedule=decreasing"),
     ("*", "initial_var", "initial=normal"),
+    ("*", "phi_prior_scale", "prior=thesis"),
+    ("*", "inv_shape", "prior=thesis"),
+    ("*", "inv_scale", "prior=thesis"),
     ("linear", "noise_prior_shape", "noise=gamma"),
     ("linear", "noise_prior_rate", "noise=gamma"),
 ];

@@ -185,18 +185,30 @@ fn particle_count_is_capped_at_one_million() {
 fn series_model_settings_reach_the_model() {
     use tallmc_core::ssm::{build, true_theta};
     let table = series("lgssm", 40, 2);
-    let pairs = [
+    let thesis = [
         "initial=normal",
         "initial_var=4",
+        "prior=thesis",
         "phi_prior_scale=2",
         "inv_shape=3",
         "inv_scale=0.5",
     ];
-    for name in ["lgssm", "sv"] {
-        let s = settings(&pairs);
+    let half_normal = [
+        "initial=normal",
+        "initial_var=4",
+        "sigma_prior_scale=0.3",
+        "tau_prior_scale=5",
+    ];
+    for (name, pairs) in [
+        ("lgssm", &thesis[..]),
+        ("sv", &thesis[..]),
+        ("lgssm", &half_normal[..]),
+        ("sv", &half_normal[..]),
+    ] {
+        let s = settings(pairs);
         let model = build_model(name, &table, &spec(), &s).unwrap();
         s.check_all_used().unwrap();
-        let reference = build(name, &settings(&pairs)).unwrap();
+        let reference = build(name, &settings(pairs)).unwrap();
         let default = build(name, &Settings::new()).unwrap();
         let th = true_theta(name).unwrap();
         let lp = model.log_prior(&th);
@@ -217,6 +229,9 @@ fn series_model_settings_reach_the_model() {
         for k in [
             "initial",
             "initial_var",
+            "prior",
+            "sigma_prior_scale",
+            "tau_prior_scale",
             "phi_prior_scale",
             "inv_shape",
             "inv_scale",
@@ -237,10 +252,24 @@ fn series_model_settings_reach_the_model() {
     for (bad, key) in [
         ("initial_var=0", "initial_var"),
         ("initial_var=nan", "initial_var"),
-        ("phi_prior_scale=-1", "phi_prior_scale"),
-        ("inv_scale=inf", "inv_scale"),
+        ("sigma_prior_scale=-1", "sigma_prior_scale"),
+        ("tau_prior_scale=0", "tau_prior_scale"),
+        // a key of the other prior family has no effect: refused, naming it
+        ("inv_shape=3", "inv_shape"),
     ] {
         let s = settings(&["initial=normal", bad]);
+        let e = build_model("lgssm", &table, &spec(), &s)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains(key), "{bad}: {e}");
+    }
+    for (bad, key) in [
+        ("phi_prior_scale=-1", "phi_prior_scale"),
+        ("inv_scale=inf", "inv_scale"),
+        ("sigma_prior_scale=2", "sigma_prior_scale"),
+    ] {
+        let s = settings(&["prior=thesis", bad]);
         let e = build_model("lgssm", &table, &spec(), &s)
             .err()
             .unwrap()

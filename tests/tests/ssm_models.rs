@@ -47,7 +47,7 @@ fn sv_simulator_moments() {
     let v = stationary_variance(phi, sigma).unwrap();
     let model = StochasticVolatility::default();
     let mut rng = chain_rng(2, 0);
-    let theta = [phi, sigma.ln(), tau.ln()];
+    let theta = Lgssm::theta(phi, sigma, tau);
     let (x, y) = model.simulate(&theta, 200_000, &mut rng);
     let x2: Vec<f64> = x.iter().map(|v| v * v).collect();
     mean_within(&x2, v, "sv E[x²]");
@@ -199,7 +199,13 @@ fn gradient_hooks_equal_finite_differences() {
     let lg = Lgssm::default();
     fd_hooks(&lg, &[0.8, -0.3, 0.1], &xs, &ys);
     fd_hooks(&lg, &[-0.5, 0.2, -0.4], &xs, &ys);
-    let fixed = Lgssm::new(InitialLaw::Normal { var: 3.0 }, Default::default()).unwrap();
+    // φ > 1 (non-stationary) under a normal initial law: outside the default prior's support,
+    // inside the thesis' (φ | σ normal on ℝ)
+    let fixed = Lgssm::new(
+        InitialLaw::Normal { var: 3.0 },
+        tallmc_core::ssm::lgssm::ScalePrior::THESIS,
+    )
+    .unwrap();
     fd_hooks(&fixed, &[1.1, 0.2, -0.4], &xs, &ys);
     let sv = StochasticVolatility::default();
     fd_hooks(&sv, &[0.9, (0.5f64).ln(), (0.5f64).ln()], &xs, &ys);
@@ -304,6 +310,7 @@ fn build_by_name_and_settings() {
     let mut s = Settings::new();
     s.insert("initial", "normal");
     s.insert("initial_var", "4");
+    s.insert("prior", "thesis");
     s.insert("inv_shape", "2");
     let m = build("lgssm", &s).unwrap();
     s.check_all_used().unwrap();
@@ -338,4 +345,66 @@ fn build_by_name_and_settings() {
         (d.particles, d.proposal, d.ess_threshold),
         (1000, Proposal::Optimal, 1.0)
     );
+}
+
+/// The default priors are DESIGN.md's: phi ~ Uniform(−1, 1), sigma ~ HalfNormal(1),
+/// tau ~ HalfNormal(2) (`lgssm`, `sv`), GARCH (β, γ) uniform on β, γ > 0, β + γ < 1 and
+/// tau ~ HalfNormal(2). Checked on the natural scale: the log density on θ minus the
+/// log-Jacobian of θ ↦ (φ, σ, τ) equals the product of the named densities, at several points.
+/// The thesis' prior stays available with `prior=thesis`.
+#[test]
+fn default_priors_are_the_design_contract() {
+    use std::f64::consts::PI;
+    let half_normal = |x: f64, s: f64| (2.0 / PI).sqrt() / s * (-x * x / (2.0 * s * s)).exp();
+    for model in [
+        Box::new(Lgssm::default()) as Box<dyn StateSpaceModel>,
+        Box::new(StochasticVolatility::default()),
+    ] {
+        for (phi, sigma, tau) in [(0.9, 0.7, 1.0), (-0.3, 2.5, 0.1), (0.999, 0.05, 6.0)] {
+            let th = Lgssm::theta(phi, sigma, tau);
+            // θ = (φ, log σ, log τ): dσ/dlog σ = σ, dτ/dlog τ = τ
+            let ln_jac = (sigma as f64).ln() + (tau as f64).ln();
+            let natural = (0.5 * half_normal(sigma, 1.0) * half_normal(tau, 2.0)).ln();
+            let lp = model.log_prior(&th);
+            assert!(
+                (lp - ln_jac - natural).abs() < 1e-9,
+                "{} at ({phi}, {sigma}, {tau}): {lp} vs {}",
+                model.name(),
+                ln_jac + natural
+            );
+        }
+        // outside the support: −∞, and pf-sgld's reflection brings φ back inside
+        assert_eq!(model.log_prior(&[1.0, 0.0, 0.0]), f64::NEG_INFINITY);
+        assert_eq!(model.log_prior(&[-1.5, 0.0, 0.0]), f64::NEG_INFINITY);
+        for (out, back) in [(1.2, 0.8), (-3.5, 0.5), (4.25, 0.25), (0.3, 0.3)] {
+            let mut th = [out, 0.1, 0.2];
+            assert_eq!(model.reflect(&mut th), out != back, "{out}");
+            assert!((th[0] - back).abs() < 1e-12 && th[1] == 0.1 && th[2] == 0.2, "{out}: {th:?}");
+        }
+        let mut edge = [1.0, 0.0, 0.0];
+        model.reflect(&mut edge);
+        assert!(edge[0] < 1.0 && model.log_prior(&edge).is_finite());
+    }
+    let g = Garch::default();
+    for (a, b, c, t) in [(0.1, 0.8, 0.05, 0.3), (2.0, 0.01, 0.3, 1.7)] {
+        let th = Garch::theta_from_abg(a, b, c, t);
+        let mu = a / (1.0 - b - c);
+        let (phi, lam) = (b + c, b / (b + c));
+        // θ = (log μ, logit φ, logit λ, log τ): Jacobian of (μ, β, γ, τ) is μ · φ(1−φ)λ(1−λ) · φ · τ
+        let ln_jac = mu.ln() + (phi * (1.0 - phi) * lam * (1.0 - lam) * phi).ln() + (t as f64).ln();
+        // μ ~ Gamma(2, scale ½): 4μ e^{−2μ}; (β, γ) uniform on the triangle: 2
+        let natural = (4.0 * mu * (-2.0 * mu).exp() * 2.0 * half_normal(t, 2.0)).ln();
+        let lp = g.log_prior(&th);
+        assert!(
+            (lp - ln_jac - natural).abs() < 1e-9,
+            "garch at ({a}, {b}, {c}, {t}): {lp} vs {}",
+            ln_jac + natural
+        );
+    }
+    let mut s = tallmc_core::settings::Settings::new();
+    s.insert("prior", "thesis");
+    let thesis = tallmc_core::ssm::build("sv", &s).unwrap();
+    let th = Lgssm::theta(0.5, 3.0, 3.0);
+    // the thesis' Gamma(101, 1/101) on σ⁻¹ holds σ near 1: σ = τ = 3 is far less likely
+    assert!(thesis.log_prior(&th) < StochasticVolatility::default().log_prior(&th) - 50.0);
 }

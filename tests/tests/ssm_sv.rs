@@ -70,7 +70,7 @@ fn grid_log_lik(model: &StochasticVolatility, theta: &[f64], y: &[f64]) -> f64 {
 
 fn setup() -> (StochasticVolatility, Vec<f64>, Vec<f64>) {
     let model = StochasticVolatility::default();
-    let theta = vec![TRUTH[0], TRUTH[1].ln(), TRUTH[2].ln()];
+    let theta = tallmc_core::ssm::Lgssm::theta(TRUTH[0], TRUTH[1], TRUTH[2]).to_vec();
     let mut rng = chain_rng(31, 0);
     let (_, y) = model.simulate(&theta, 50, &mut rng);
     (model, theta, y)

@@ -12,7 +12,10 @@
 //! by the Kalman/RTS smoother on S* for `lgssm`, `gradient = kalman`, the thesis's "N = ∞"),
 //! and moves with the project's SG-MCMC convention ([`crate::kernel::sgmcmc`]):
 //!
-//! θ ← θ + (h/2)(∇ log p(θ) + ĝ) + √h ξ,  ξ ~ N(0, I).
+//! θ ← θ + (h/2)(∇ log p(θ) + ĝ) + √h ξ,  ξ ~ N(0, I),
+//!
+//! then θ is reflected into the prior's support ([`crate::ssm::StateSpaceModel::reflect`]: φ at
+//! ±1 under the default φ ~ Uniform(−1, 1)), the discretisation of reflected Langevin dynamics.
 //!
 //! The thesis's Ch.3 form θ + ε(∇log p + ĝ)/T + N(0, 2ε/T) is this one with h = 2ε/T; the
 //! default step (`step_size` = auto) is its ε = 0.05, h = 0.1/T. B = 0 is the biased
@@ -176,6 +179,8 @@ impl Kernel<SeriesModel> for PfSgld {
         for (t, g) in st.theta.iter_mut().zip(&st.grad) {
             *t += 0.5 * h * g + sd * crate::dist::std_normal(rng);
         }
+        // a hard prior wall (φ ~ U(−1, 1)): reflected Langevin keeps the truncated target
+        ssm.reflect(&mut st.theta);
         info.accept_prob = 1.0;
         info.accepted = true;
         info

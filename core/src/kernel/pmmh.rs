@@ -252,7 +252,8 @@ impl Kernel<SeriesModel> for Pmmh {
         let mut info = StepInfo {
             accept_prob: accept,
             accepted,
-            divergent: !(lp + ll).is_finite(),
+            // outside the prior's support (φ ~ U(−1, 1)): a plain rejection, not a divergence
+            divergent: lp != f64::NEG_INFINITY && !(lp + ll).is_finite(),
             lik_evals: cost + pre,
             step_size: eps,
             ..StepInfo::default()

@@ -63,8 +63,9 @@ impl SsmKind {
 
     /// The model by registry name from settings: the initial law
     /// ([`crate::ssm::initial_law_from_settings`]: `initial`, `initial_var`) and, for `lgssm`
-    /// and `sv`, the prior ([`crate::ssm::scale_prior_from_settings`]: `phi_prior_scale`,
-    /// `inv_shape`, `inv_scale`; an error for `garch`, whose prior has no such keys).
+    /// and `sv`, the prior ([`crate::ssm::scale_prior_from_settings`]: `prior`,
+    /// `sigma_prior_scale`, `tau_prior_scale`, `phi_prior_scale`, `inv_shape`, `inv_scale`; an
+    /// error for `garch`, whose prior has no such keys).
     pub fn from_settings(name: &str, settings: &crate::settings::Settings) -> Result<Self, Error> {
         let initial = crate::ssm::initial_law_from_settings(settings)?;
         match name {
@@ -327,7 +328,7 @@ impl DataModel for SeriesModel {
         let s = self.sd();
         match &self.kind {
             SsmKind::Lgssm(_) => Lgssm::theta(0.5, 0.5 * s, 0.5 * s).to_vec(),
-            SsmKind::Sv(_) => alloc::vec![0.5, math::ln(0.5), math::ln(s)],
+            SsmKind::Sv(_) => Lgssm::theta(0.5, 0.5, s).to_vec(),
             SsmKind::Garch(_) => Garch::theta(s * s, 0.5, 0.5, 0.5 * s).to_vec(),
         }
     }

@@ -112,13 +112,17 @@ pub static MODELS: &[ModelInfo] = &[
 ];
 
 /// `lgssm` and `sv`: the initial law ([`ssm::INITIAL_LAW_PARAMS`]) and the prior
-/// φ | σ ~ N(0, (cσ)²), σ⁻¹, τ⁻¹ ~ Gamma(a, b) ([`ssm::SCALE_PRIOR_PARAMS`]).
+/// (default φ ~ U(−1, 1), σ ~ HalfNormal(1), τ ~ HalfNormal(2); or the thesis' with
+/// `prior=thesis`: [`ssm::SCALE_PRIOR_PARAMS`]).
 const SERIES_PRIOR_PARAMS: &[ParamSpec] = &[
     ssm::INITIAL_LAW_PARAMS[0],
     ssm::INITIAL_LAW_PARAMS[1],
     ssm::SCALE_PRIOR_PARAMS[0],
     ssm::SCALE_PRIOR_PARAMS[1],
     ssm::SCALE_PRIOR_PARAMS[2],
+    ssm::SCALE_PRIOR_PARAMS[3],
+    ssm::SCALE_PRIOR_PARAMS[4],
+    ssm::SCALE_PRIOR_PARAMS[5],
 ];
 
 /// Error if `key` was given: it has no effect in the chosen configuration.

@@ -22,10 +22,12 @@
 //! of log p(x₀:T, y₁:T|θ), and Fisher's identity needs the total derivative carried here. The
 //! difference is small when γ is small (0.05 at the thesis truth) and large when λ → 0.
 //!
-//! Priors (thesis A.1.24 where usable; densities on θ, up to constants):
-//! (φ+1)/2 ~ Beta(10, 1.5) restricted to φ ∈ (0, 1); (λ+1)/2 ~ Beta(20, 1.5) restricted to
-//! λ ∈ (0, 1); τ² ~ InvGamma(2, 0.5); μ ~ Gamma(2, scale 0.5) — a smooth stand-in for the thesis'
-//! U(0, 2), whose hard wall a gradient sampler cannot see.
+//! Priors (DESIGN.md; densities on θ): (β, γ) uniform on the stationary triangle β, γ > 0,
+//! β + γ < 1, i.e. density 2φ on (φ, λ), φ(1 − φ)λ(1 − λ)·2φ on (logit φ, logit λ);
+//! τ ~ HalfNormal(2); μ = α/(1 − β − γ) ~ Gamma(2, scale ½) (α ranges over (0, ∞), where no
+//! uniform law exists; the thesis' U(0, 2) has a hard wall a gradient sampler cannot see). The
+//! thesis' (A.1.24) (φ+1)/2 ~ Beta(10, 1.5) and (λ+1)/2 ~ Beta(20, 1.5) pulled φ towards 1;
+//! they are not used.
 //!
 //! Locally optimal proposal: xₜ ~ N(σₜ²yₜ/(σₜ²+τ²), σₜ²τ²/(σₜ²+τ²)), weight N(yₜ; 0, σₜ²+τ²).
 
@@ -119,17 +121,8 @@ impl Garch {
     }
 }
 
-/// log of the density of logit-transformed φ ∈ (0,1) when (φ+1)/2 ~ Beta(a, b), up to a
-/// constant, with its derivative in l = logit φ.
-fn shifted_beta_logit(l: f64, a: f64, b: f64) -> (f64, f64) {
-    let phi = math::sigmoid(l);
-    let lp = (a - 1.0) * math::ln(0.5 * (1.0 + phi))
-        + (b - 1.0) * math::ln(0.5 * math::sigmoid(-l))
-        + math::log_sigmoid(l)
-        + math::log_sigmoid(-l);
-    let dphi = (a - 1.0) / (1.0 + phi) - (b - 1.0) / (1.0 - phi).max(f64::MIN_POSITIVE);
-    (lp, dphi * phi * (1.0 - phi) + 1.0 - 2.0 * phi)
-}
+/// Scale of the half-normal prior on τ (DESIGN.md: τ ~ HalfNormal(2)).
+const TAU_PRIOR_SCALE: f64 = 2.0;
 
 impl StateSpaceModel for Garch {
     fn name(&self) -> &'static str {
@@ -194,17 +187,21 @@ impl StateSpaceModel for Garch {
         let mu = math::exp(theta[0]);
         let mut lp = 2.0 * theta[0] - 2.0 * mu + 2.0 * core::f64::consts::LN_2;
         grad[0] += 2.0 - 2.0 * mu;
-        let (l1, g1) = shifted_beta_logit(theta[1], 10.0, 1.5);
-        let (l2, g2) = shifted_beta_logit(theta[2], 20.0, 1.5);
-        lp += l1 + l2;
-        grad[1] += g1;
-        grad[2] += g2;
-        // τ² ~ InvGamma(2, ½) on v = log τ: −2a v − b e^{−2v} + a ln b − ln Γ(a) + ln 2
-        let (a, b) = (2.0, 0.5);
-        let e2 = math::exp(-2.0 * theta[3]);
-        lp += -2.0 * a * theta[3] - b * e2 + a * math::ln(b) - math::ln_gamma(a)
-            + core::f64::consts::LN_2;
-        grad[3] += -2.0 * a + 2.0 * b * e2;
+        // (β, γ) uniform on the stationary triangle β, γ > 0, β + γ < 1 (density 2): with
+        // β = φλ, γ = φ(1 − λ) the density of (φ, λ) is 2φ, and on (logit φ, logit λ)
+        // 2φ · φ(1 − φ) · λ(1 − λ)
+        let (l1, l2) = (theta[1], theta[2]);
+        lp += core::f64::consts::LN_2
+            + 2.0 * math::log_sigmoid(l1)
+            + math::log_sigmoid(-l1)
+            + math::log_sigmoid(l2)
+            + math::log_sigmoid(-l2);
+        grad[1] += 2.0 - 3.0 * math::sigmoid(l1);
+        grad[2] += 1.0 - 2.0 * math::sigmoid(l2);
+        // τ ~ HalfNormal(2) on v = log τ: ln √(2/π) − ln 2 − e²ᵛ/8 + v
+        let r2 = math::exp(2.0 * theta[3]) / (TAU_PRIOR_SCALE * TAU_PRIOR_SCALE);
+        lp += -0.225_791_352_644_727_4 - math::ln(TAU_PRIOR_SCALE) - 0.5 * r2 + theta[3];
+        grad[3] += 1.0 - r2;
         lp
     }
     fn sample_initial(&self, eta: &[f64], rng: &mut ChainRng) -> State {

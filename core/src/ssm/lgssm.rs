@@ -5,14 +5,21 @@
 //!
 //! Stationary law (|φ| < 1): N(0, σ²/(1−φ²)) — the thesis prints φ²/(1−σ²), a typo.
 //!
-//! Unconstrained parameters θ = (φ, log σ, log τ); natural η = (φ, σ, τ, ln σ², ln τ², ln(σ²+τ²))
-//! (the logs are cached for the per-particle densities).
+//! Parameters θ = (φ, log σ, log τ); natural η = (φ, σ, τ, ln σ², ln τ², ln(σ²+τ²)) (the logs
+//! are cached for the per-particle densities).
 //!
-//! Priors (thesis A.1.9, Gamma with *scale* as second argument, so the mean is 1), written as
-//! densities on θ (log-Jacobians included):
-//! - φ | σ ~ N(0, (c σ)²), c = 10 (`phi_scale`);
-//! - σ⁻¹ ~ Gamma(a, b), τ⁻¹ ~ Gamma(a, b), a = 101, b = 1/101 (`inv_shape`, `inv_scale`); on
-//!   u = log σ this is log p(u) = −a u − e⁻ᵘ/b − ln Γ(a) − a ln b.
+//! Priors ([`ScalePrior`]), written as densities on θ (log-Jacobians included):
+//! - default (DESIGN.md): φ ~ Uniform(−1, 1), σ ~ HalfNormal(1), τ ~ HalfNormal(2)
+//!   (`sigma_prior_scale`, `tau_prior_scale`); log p(φ) = −ln 2 on |φ| < 1 and −∞ outside (a
+//!   proposal there is rejected; `pf-sgld` reflects φ at ±1, [`StateSpaceModel::reflect`]);
+//!   on w = log σ, log p(w) = ln √(2/π) − ln s − e²ʷ/(2s²) + w. φ stays a coordinate of its
+//!   own (not atanh φ): the posterior of φ is near 1 on real series, where atanh stretches it
+//!   by 1/(1 − φ²) and a fixed SGLD step would mix that many times more slowly;
+//! - `prior=thesis` (thesis A.1.9, Gamma with *scale* as second argument): φ | σ ~ N(0, (cσ)²)
+//!   on ℝ, c = 10 (`phi_prior_scale`); σ⁻¹ ~ Gamma(a, b), τ⁻¹ ~ Gamma(a, b),
+//!   a = 101, b = 1/101 (`inv_shape`, `inv_scale`); on u = log σ this is
+//!   log p(u) = −a u − e⁻ᵘ/b − ln Γ(a) − a ln b. It holds σ and τ within about 10% of 1 — a
+//!   strong statement about the data's units, which is why it is not the default.
 //!
 //! Complete-data score (A.1.6–A.1.8), with e = xₜ − φxₜ₋₁ and r = yₜ − xₜ:
 //! ∂φ = e xₜ₋₁/σ², ∂log σ = e²/σ² − 1, ∂log τ = r²/τ² − 1.
@@ -35,70 +42,135 @@ use alloc::vec::Vec;
 /// The thesis' synthetic truth (φ, σ, τ) = (0.9, 0.7, 1.0) as natural parameters.
 pub const TRUTH: [f64; 3] = [0.9, 0.7, 1.0];
 
-/// Hyperparameters of the `lgssm` and `sv` priors (see the module docs).
+/// The `lgssm` and `sv` priors (see the module docs), as densities on θ = (φ, log σ, log τ).
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct ScalePrior {
-    /// c in φ | σ ~ N(0, (cσ)²).
-    pub phi_scale: f64,
-    /// Shape a of the Gamma prior on σ⁻¹ and τ⁻¹.
-    pub inv_shape: f64,
-    /// Scale b of the Gamma prior on σ⁻¹ and τ⁻¹.
-    pub inv_scale: f64,
+pub enum ScalePrior {
+    /// The default (DESIGN.md): φ ~ Uniform(−1, 1), σ ~ HalfNormal(`sigma_scale`),
+    /// τ ~ HalfNormal(`tau_scale`), independently (settings `sigma_prior_scale` = 1,
+    /// `tau_prior_scale` = 2).
+    HalfNormal {
+        /// Scale of the half-normal prior on σ.
+        sigma_scale: f64,
+        /// Scale of the half-normal prior on τ.
+        tau_scale: f64,
+    },
+    /// The thesis' prior (A.1.9, `prior=thesis`): φ | σ ~ N(0, (cσ)²),
+    /// σ⁻¹ ~ Gamma(a, b), τ⁻¹ ~ Gamma(a, b) (Gamma with *scale* b, so the mean of σ⁻¹ is ab).
+    Thesis {
+        /// c in φ | σ ~ N(0, (cσ)²).
+        phi_scale: f64,
+        /// Shape a of the Gamma prior on σ⁻¹ and τ⁻¹.
+        inv_shape: f64,
+        /// Scale b of the Gamma prior on σ⁻¹ and τ⁻¹.
+        inv_scale: f64,
+    },
 }
 
 impl Default for ScalePrior {
-    /// The thesis' prior [`ScalePrior::THESIS`].
+    /// [`ScalePrior::DEFAULT`].
     fn default() -> Self {
-        Self::THESIS
+        Self::DEFAULT
     }
 }
 
+/// ln √(2/π), the log normaliser of a unit half-normal density.
+const LN_SQRT_2_OVER_PI: f64 = -0.225_791_352_644_727_4;
+
 impl ScalePrior {
+    /// The default prior: φ ~ Uniform(−1, 1), σ ~ HalfNormal(1), τ ~ HalfNormal(2).
+    pub const DEFAULT: ScalePrior = ScalePrior::HalfNormal {
+        sigma_scale: 1.0,
+        tau_scale: 2.0,
+    };
+
     /// The thesis' prior: c = 10, a = 101, b = 1/101 (the defaults of the settings
-    /// `phi_prior_scale`, `inv_shape`, `inv_scale`).
-    pub const THESIS: ScalePrior = ScalePrior {
+    /// `phi_prior_scale`, `inv_shape`, `inv_scale` with `prior=thesis`).
+    pub const THESIS: ScalePrior = ScalePrior::Thesis {
         phi_scale: 10.0,
         inv_shape: 101.0,
         inv_scale: 1.0 / 101.0,
     };
 
-    /// Validated hyperparameters (all finite and > 0).
-    pub fn new(phi_scale: f64, inv_shape: f64, inv_scale: f64) -> Result<Self, Error> {
-        for (k, v) in [
-            ("phi_scale", phi_scale),
+    /// Validated half-normal scales (finite and > 0).
+    pub fn half_normal(sigma_scale: f64, tau_scale: f64) -> Result<Self, Error> {
+        check_positive(&[("sigma_prior_scale", sigma_scale), ("tau_prior_scale", tau_scale)])?;
+        Ok(ScalePrior::HalfNormal {
+            sigma_scale,
+            tau_scale,
+        })
+    }
+
+    /// Validated thesis hyperparameters (all finite and > 0).
+    pub fn thesis(phi_scale: f64, inv_shape: f64, inv_scale: f64) -> Result<Self, Error> {
+        check_positive(&[
+            ("phi_prior_scale", phi_scale),
             ("inv_shape", inv_shape),
             ("inv_scale", inv_scale),
-        ] {
-            if !(v > 0.0 && v.is_finite()) {
-                return Err(Error::setting(k, "must be a positive finite number"));
-            }
-        }
-        Ok(ScalePrior {
+        ])?;
+        Ok(ScalePrior::Thesis {
             phi_scale,
             inv_shape,
             inv_scale,
         })
     }
 
-    /// log p(φ, log σ, log τ) with its gradient accumulated into `grad[0..3]`.
+    /// log p(φ, log σ, log τ) (log-Jacobians included) with its gradient accumulated into
+    /// `grad[0..3]`; −∞ outside the support (|φ| ≥ 1 under the default prior).
     pub(crate) fn log_density_grad(&self, theta: &[f64], grad: &mut [f64]) -> f64 {
         let (phi, u, v) = (theta[0], theta[1], theta[2]);
-        let c2 = self.phi_scale * self.phi_scale;
-        let e2u = math::exp(-2.0 * u);
-        // φ | σ ~ N(0, c²σ²)
-        let mut lp = -0.5 * math::ln(c2) - u - 0.5 * phi * phi * e2u / c2 - math::LN_SQRT_2PI;
-        grad[0] += -phi * e2u / c2;
-        grad[1] += -1.0 + phi * phi * e2u / c2;
-        // σ⁻¹, τ⁻¹ ~ Gamma(a, scale b), as densities on log σ and log τ.
-        let (a, b) = (self.inv_shape, self.inv_scale);
-        let norm = -math::ln_gamma(a) - a * math::ln(b);
-        for (k, w) in [(1usize, u), (2usize, v)] {
-            let emw = math::exp(-w);
-            lp += -a * w - emw / b + norm;
-            grad[k] += -a + emw / b;
+        match *self {
+            ScalePrior::HalfNormal {
+                sigma_scale,
+                tau_scale,
+            } => {
+                // φ ~ U(−1, 1): flat inside, no gradient
+                let mut lp = if math::abs(phi) < 1.0 {
+                    -core::f64::consts::LN_2
+                } else {
+                    f64::NEG_INFINITY
+                };
+                // σ ~ HalfNormal(s) on w = log σ: √(2/π)/s · exp(−e²ʷ/(2s²)) · eʷ
+                for (k, w, s) in [(1usize, u, sigma_scale), (2usize, v, tau_scale)] {
+                    let r2 = math::exp(2.0 * w) / (s * s);
+                    lp += LN_SQRT_2_OVER_PI - math::ln(s) - 0.5 * r2 + w;
+                    grad[k] += 1.0 - r2;
+                }
+                lp
+            }
+            ScalePrior::Thesis {
+                phi_scale,
+                inv_shape,
+                inv_scale,
+            } => {
+                let c2 = phi_scale * phi_scale;
+                let e2u = math::exp(-2.0 * u);
+                // φ | σ ~ N(0, c²σ²)
+                let mut lp = -0.5 * math::ln(c2) - u - 0.5 * phi * phi * e2u / c2
+                    - math::LN_SQRT_2PI;
+                grad[0] += -phi * e2u / c2;
+                grad[1] += -1.0 + phi * phi * e2u / c2;
+                // σ⁻¹, τ⁻¹ ~ Gamma(a, scale b), as densities on log σ and log τ.
+                let (a, b) = (inv_shape, inv_scale);
+                let norm = -math::ln_gamma(a) - a * math::ln(b);
+                for (k, w) in [(1usize, u), (2usize, v)] {
+                    let emw = math::exp(-w);
+                    lp += -a * w - emw / b + norm;
+                    grad[k] += -a + emw / b;
+                }
+                lp
+            }
         }
-        lp
     }
+}
+
+/// Error naming the first setting that is not a positive finite number.
+fn check_positive(values: &[(&'static str, f64)]) -> Result<(), Error> {
+    for &(k, v) in values {
+        if !(v > 0.0 && v.is_finite()) {
+            return Err(Error::setting(k, "must be a positive finite number"));
+        }
+    }
+    Ok(())
 }
 
 /// Stationary variance σ²/(1−φ²) of an AR(1) state, `None` when |φ| ≥ 1.
@@ -193,6 +265,14 @@ macro_rules! ar1_state_hooks {
         fn log_prior_grad(&self, theta: &[f64], grad: &mut [f64]) -> f64 {
             self.prior.log_density_grad(theta, grad)
         }
+        fn reflect(&self, theta: &mut [f64]) -> bool {
+            match self.prior {
+                $crate::ssm::lgssm::ScalePrior::HalfNormal { .. } => {
+                    $crate::ssm::lgssm::fold_into_unit(&mut theta[0])
+                }
+                $crate::ssm::lgssm::ScalePrior::Thesis { .. } => false,
+            }
+        }
         fn sample_initial(
             &self,
             eta: &[f64],
@@ -228,6 +308,28 @@ macro_rules! ar1_state_hooks {
 }
 pub(crate) use ar1_state_hooks;
 
+/// Fold `x` into (−1, 1) by reflection at ±1 (period 4), returning whether it moved; a value
+/// exactly at ±1 is moved inside by the smallest step. Non-finite values are left alone.
+pub(crate) fn fold_into_unit(x: &mut f64) -> bool {
+    let v = *x;
+    if !v.is_finite() || math::abs(v) < 1.0 {
+        return false;
+    }
+    // v + 1 mod 4 in [0, 4): [0, 2) goes up, [2, 4) comes back down
+    let mut r = libm::fmod(v + 1.0, 4.0);
+    if r < 0.0 {
+        r += 4.0;
+    }
+    let mut f = if r < 2.0 { r - 1.0 } else { 3.0 - r };
+    if f >= 1.0 {
+        f = 1.0 - f64::EPSILON;
+    } else if f <= -1.0 {
+        f = -1.0 + f64::EPSILON;
+    }
+    *x = f;
+    true
+}
+
 /// ∂φ and ∂log σ of log N(xₜ; φxₜ₋₁, σ²), accumulated into `grad[0..2]`.
 pub(crate) fn ar1_grad_log_transition(eta: &[f64], prev: &State, x: &State, grad: &mut [f64]) {
     let (phi, s2) = (eta[0], eta[1] * eta[1]);
@@ -246,7 +348,7 @@ pub struct Lgssm {
 }
 
 impl Default for Lgssm {
-    /// Stationary initial law and the thesis prior.
+    /// Stationary initial law and the default prior.
     fn default() -> Self {
         Lgssm {
             initial: InitialLaw::Stationary,

@@ -153,6 +153,13 @@ pub trait StateSpaceModel: Send + Sync {
         let mut g = vec![0.0; theta.len()];
         self.log_prior_grad(theta, &mut g)
     }
+    /// Map θ back into the prior's support by reflection at its walls, returning whether it
+    /// moved (default: the support is all of ℝᵖ, nothing to do). A gradient step cannot see a
+    /// hard wall such as φ ~ Uniform(−1, 1); reflected Langevin dynamics keep the truncated
+    /// target, so `pf-sgld` reflects after each move.
+    fn reflect(&self, _theta: &mut [f64]) -> bool {
+        false
+    }
 
     /// Draw X₀ ~ ν(·|θ).
     fn sample_initial(&self, eta: &[f64], rng: &mut ChainRng) -> State;
@@ -213,32 +220,60 @@ pub const P_INITIAL_VAR: ParamSpec = ParamSpec::positive(
     10.0,
 );
 
-/// The `phi_prior_scale` setting of `lgssm` and `sv` ([`scale_prior_from_settings`]).
+/// The `prior` setting of `lgssm` and `sv` ([`scale_prior_from_settings`]).
+pub const P_PRIOR: ParamSpec = ParamSpec {
+    key: "prior",
+    description: "Prior family: halfnormal (φ ~ U(−1, 1), σ, τ half-normal) or thesis (φ | σ ~ N(0, (cσ)²), σ⁻¹, τ⁻¹ ~ Gamma(a, b))",
+    kind: ParamKind::Choice(&["halfnormal", "thesis"]),
+};
+
+/// The `sigma_prior_scale` setting of `lgssm` and `sv` (`prior=halfnormal`).
+pub const P_SIGMA_PRIOR_SCALE: ParamSpec = ParamSpec::positive(
+    "sigma_prior_scale",
+    "Scale of the HalfNormal prior on σ (prior=halfnormal)",
+    1.0,
+);
+
+/// The `tau_prior_scale` setting of `lgssm` and `sv` (`prior=halfnormal`).
+pub const P_TAU_PRIOR_SCALE: ParamSpec = ParamSpec::positive(
+    "tau_prior_scale",
+    "Scale of the HalfNormal prior on τ (prior=halfnormal)",
+    2.0,
+);
+
+/// The `phi_prior_scale` setting of `lgssm` and `sv` (`prior=thesis`).
 pub const P_PHI_PRIOR_SCALE: ParamSpec = ParamSpec::positive(
     "phi_prior_scale",
-    "c in the prior φ | σ ~ N(0, (cσ)²)",
-    lgssm::ScalePrior::THESIS.phi_scale,
+    "c in the prior φ | σ ~ N(0, (cσ)²) (prior=thesis)",
+    10.0,
 );
 
-/// The `inv_shape` setting of `lgssm` and `sv` ([`scale_prior_from_settings`]).
+/// The `inv_shape` setting of `lgssm` and `sv` (`prior=thesis`).
 pub const P_INV_SHAPE: ParamSpec = ParamSpec::positive(
     "inv_shape",
-    "Shape a of the Gamma(a, b) prior on σ⁻¹ and τ⁻¹",
-    lgssm::ScalePrior::THESIS.inv_shape,
+    "Shape a of the Gamma(a, b) prior on σ⁻¹ and τ⁻¹ (prior=thesis)",
+    101.0,
 );
 
-/// The `inv_scale` setting of `lgssm` and `sv` ([`scale_prior_from_settings`]).
+/// The `inv_scale` setting of `lgssm` and `sv` (`prior=thesis`).
 pub const P_INV_SCALE: ParamSpec = ParamSpec::positive(
     "inv_scale",
-    "Scale b of the Gamma(a, b) prior on σ⁻¹ and τ⁻¹ (default 1/101)",
-    lgssm::ScalePrior::THESIS.inv_scale,
+    "Scale b of the Gamma(a, b) prior on σ⁻¹ and τ⁻¹ (prior=thesis; default 1/101)",
+    1.0 / 101.0,
 );
 
 /// The settings of [`initial_law_from_settings`] (every time-series model).
 pub const INITIAL_LAW_PARAMS: [ParamSpec; 2] = [P_INITIAL, P_INITIAL_VAR];
 
 /// The settings of [`scale_prior_from_settings`] (`lgssm`, `sv`).
-pub const SCALE_PRIOR_PARAMS: [ParamSpec; 3] = [P_PHI_PRIOR_SCALE, P_INV_SHAPE, P_INV_SCALE];
+pub const SCALE_PRIOR_PARAMS: [ParamSpec; 6] = [
+    P_PRIOR,
+    P_SIGMA_PRIOR_SCALE,
+    P_TAU_PRIOR_SCALE,
+    P_PHI_PRIOR_SCALE,
+    P_INV_SHAPE,
+    P_INV_SCALE,
+];
 
 /// The initial law from settings: `initial=stationary|normal` (default `stationary`) and, with
 /// `normal`, `initial_var` (default 10, > 0). `initial_var` with `stationary` is an error.
@@ -260,20 +295,46 @@ pub fn initial_law_from_settings(settings: &Settings) -> Result<InitialLaw, Erro
     }
 }
 
-/// The `lgssm`/`sv` prior from settings ([`SCALE_PRIOR_PARAMS`]): `phi_prior_scale` (c),
-/// `inv_shape` (a), `inv_scale` (b) of [`lgssm::ScalePrior`], each a finite number > 0,
-/// defaults [`lgssm::ScalePrior::THESIS`].
+/// The `lgssm`/`sv` prior from settings ([`SCALE_PRIOR_PARAMS`]): `prior=halfnormal` (the
+/// default) with `sigma_prior_scale` (1) and `tau_prior_scale` (2), or `prior=thesis` with
+/// `phi_prior_scale` (c = 10), `inv_shape` (a = 101), `inv_scale` (b = 1/101) of
+/// [`lgssm::ScalePrior`]; each a finite number > 0. A key of the other family is an error
+/// (it would have no effect).
 pub fn scale_prior_from_settings(settings: &Settings) -> Result<lgssm::ScalePrior, Error> {
-    lgssm::ScalePrior::new(
-        P_PHI_PRIOR_SCALE.real(settings)?,
-        P_INV_SHAPE.real(settings)?,
-        P_INV_SCALE.real(settings)?,
-    )
+    let thesis = P_PRIOR.choice(settings)? == "thesis";
+    let (unused, family) = if thesis {
+        ([P_SIGMA_PRIOR_SCALE, P_TAU_PRIOR_SCALE].as_slice(), "prior=thesis")
+    } else {
+        (
+            [P_PHI_PRIOR_SCALE, P_INV_SHAPE, P_INV_SCALE].as_slice(),
+            "prior=halfnormal (the default; set prior=thesis)",
+        )
+    };
+    for p in unused {
+        if settings.contains(p.key) {
+            return Err(Error::setting(
+                p.key,
+                alloc::format!("has no effect with {family}"),
+            ));
+        }
+    }
+    if thesis {
+        lgssm::ScalePrior::thesis(
+            P_PHI_PRIOR_SCALE.real(settings)?,
+            P_INV_SHAPE.real(settings)?,
+            P_INV_SCALE.real(settings)?,
+        )
+    } else {
+        lgssm::ScalePrior::half_normal(
+            P_SIGMA_PRIOR_SCALE.real(settings)?,
+            P_TAU_PRIOR_SCALE.real(settings)?,
+        )
+    }
 }
 
 /// A model by name (one of [`MODELS`]) from settings: the initial law (see
-/// [`initial_law_from_settings`]) and, for `lgssm` and `sv`, the prior hyperparameters
-/// `phi_prior_scale` (10), `inv_shape` (101), `inv_scale` (1/101) of [`lgssm::ScalePrior`].
+/// [`initial_law_from_settings`]) and, for `lgssm` and `sv`, the prior
+/// ([`scale_prior_from_settings`]).
 pub fn build(name: &str, settings: &Settings) -> Result<Box<dyn StateSpaceModel>, Error> {
     let initial = initial_law_from_settings(settings)?;
     let scale_prior = scale_prior_from_settings;

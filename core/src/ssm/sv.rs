@@ -36,7 +36,7 @@ pub struct StochasticVolatility {
 }
 
 impl Default for StochasticVolatility {
-    /// Stationary initial law and the thesis prior.
+    /// Stationary initial law and the default prior.
     fn default() -> Self {
         StochasticVolatility {
             initial: InitialLaw::Stationary,
