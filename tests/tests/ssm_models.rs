@@ -363,7 +363,7 @@ fn default_priors_are_the_design_contract() {
         for (phi, sigma, tau) in [(0.9, 0.7, 1.0), (-0.3, 2.5, 0.1), (0.999, 0.05, 6.0)] {
             let th = Lgssm::theta(phi, sigma, tau);
             // θ = (φ, log σ, log τ): dσ/dlog σ = σ, dτ/dlog τ = τ
-            let ln_jac = (sigma as f64).ln() + (tau as f64).ln();
+            let ln_jac = sigma.ln() + tau.ln();
             let natural = (0.5 * half_normal(sigma, 1.0) * half_normal(tau, 2.0)).ln();
             let lp = model.log_prior(&th);
             assert!(
@@ -379,7 +379,10 @@ fn default_priors_are_the_design_contract() {
         for (out, back) in [(1.2, 0.8), (-3.5, 0.5), (4.25, 0.25), (0.3, 0.3)] {
             let mut th = [out, 0.1, 0.2];
             assert_eq!(model.reflect(&mut th), out != back, "{out}");
-            assert!((th[0] - back).abs() < 1e-12 && th[1] == 0.1 && th[2] == 0.2, "{out}: {th:?}");
+            assert!(
+                (th[0] - back).abs() < 1e-12 && th[1] == 0.1 && th[2] == 0.2,
+                "{out}: {th:?}"
+            );
         }
         let mut edge = [1.0, 0.0, 0.0];
         model.reflect(&mut edge);
@@ -391,7 +394,7 @@ fn default_priors_are_the_design_contract() {
         let mu = a / (1.0 - b - c);
         let (phi, lam) = (b + c, b / (b + c));
         // θ = (log μ, logit φ, logit λ, log τ): Jacobian of (μ, β, γ, τ) is μ · φ(1−φ)λ(1−λ) · φ · τ
-        let ln_jac = mu.ln() + (phi * (1.0 - phi) * lam * (1.0 - lam) * phi).ln() + (t as f64).ln();
+        let ln_jac = mu.ln() + (phi * (1.0 - phi) * lam * (1.0 - lam) * phi).ln() + t.ln();
         // μ ~ Gamma(2, scale ½): 4μ e^{−2μ}; (β, γ) uniform on the triangle: 2
         let natural = (4.0 * mu * (-2.0 * mu).exp() * 2.0 * half_normal(t, 2.0)).ln();
         let lp = g.log_prior(&th);

@@ -1,6 +1,6 @@
 //! The `pmmh` sampler: the PMMH kernel ([`crate::kernel::pmmh`]: formulas, cost, extras)
 //! on the generic driver with its warm-up — Robbins–Monro adaptation of log ε towards
-//! `target_accept`, per-coordinate scales from the second quarter of warm-up, and the
+//! `target_accept`, the proposal covariance from the second quarter of warm-up, and the
 //! automatic particle count (`particles` = auto: Var log p̂ ≈ 1, tuned at the start and at the
 //! warm-up midpoint, fixed afterwards so the pseudo-marginal chain is exact).
 
@@ -44,7 +44,7 @@ pub const PMMH_INFO: SamplerInfo = SamplerInfo {
     params: &[
         ParamSpec {
             key: "step_size",
-            description: "random-walk scale ε; auto (NaN) = adapted with per-coordinate scales in warm-up",
+            description: "random-walk scale ε; auto (NaN) = adapted, with the posterior covariance, in warm-up",
             kind: ParamKind::Real {
                 default: f64::NAN,
                 min: 0.0,
@@ -186,19 +186,31 @@ impl Warmup<Pmmh, SeriesModel> for PmmhWarmup {
             if self.warmup >= 40 && iter > q1 && iter <= half {
                 self.w_n += 1;
                 let n = self.w_n as f64;
-                for j in 0..st.theta.len() {
-                    let d = st.theta[j] - self.w_mean[j];
-                    self.w_mean[j] += d / n;
-                    self.w_m2[j] += d * (st.theta[j] - self.w_mean[j]);
+                let p = st.theta.len();
+                // Welford for the mean and the full co-moment matrix
+                let old: Vec<f64> = (0..p).map(|j| st.theta[j] - self.w_mean[j]).collect();
+                for j in 0..p {
+                    self.w_mean[j] += old[j] / n;
+                }
+                for j in 0..p {
+                    let new_j = st.theta[j] - self.w_mean[j];
+                    for k in 0..p {
+                        self.w_m2[j * p + k] += old[k] * new_j;
+                    }
                 }
                 if iter == half && self.w_n >= 10 {
-                    for j in 0..st.theta.len() {
-                        let sd = math::sqrt(self.w_m2[j] / (n - 1.0));
+                    let cov: Vec<f64> = self.w_m2.iter().map(|v| v / (n - 1.0)).collect();
+                    for j in 0..p {
+                        let sd = math::sqrt(cov[j * p + j]);
                         if sd.is_finite() && sd > 0.0 {
                             kernel.scale[j] = sd;
                         }
                     }
-                    kernel.log_eps = math::ln(2.38 / math::sqrt(st.theta.len() as f64));
+                    kernel.chol = crate::linalg::Cholesky::new(&cov, p)
+                        .ok()
+                        .map(|c| c.factor().to_vec())
+                        .filter(|l| l.iter().all(|v| v.is_finite()));
+                    kernel.log_eps = math::ln(2.38 / math::sqrt(p as f64));
                 }
             }
         }
@@ -270,6 +282,7 @@ impl Driver<Pmmh, SeriesModel, PmmhWarmup> {
         let kernel = Pmmh {
             log_eps,
             scale,
+            chol: None,
             target,
             filter,
         };
@@ -286,7 +299,7 @@ impl Driver<Pmmh, SeriesModel, PmmhWarmup> {
             warmup,
             w_n: 0,
             w_mean: vec![0.0; p],
-            w_m2: vec![0.0; p],
+            w_m2: vec![0.0; p * p],
             auto_particles,
             log_lik_var: f64::NAN,
         };

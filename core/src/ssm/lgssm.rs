@@ -93,7 +93,10 @@ impl ScalePrior {
 
     /// Validated half-normal scales (finite and > 0).
     pub fn half_normal(sigma_scale: f64, tau_scale: f64) -> Result<Self, Error> {
-        check_positive(&[("sigma_prior_scale", sigma_scale), ("tau_prior_scale", tau_scale)])?;
+        check_positive(&[
+            ("sigma_prior_scale", sigma_scale),
+            ("tau_prior_scale", tau_scale),
+        ])?;
         Ok(ScalePrior::HalfNormal {
             sigma_scale,
             tau_scale,
@@ -145,8 +148,8 @@ impl ScalePrior {
                 let c2 = phi_scale * phi_scale;
                 let e2u = math::exp(-2.0 * u);
                 // φ | σ ~ N(0, c²σ²)
-                let mut lp = -0.5 * math::ln(c2) - u - 0.5 * phi * phi * e2u / c2
-                    - math::LN_SQRT_2PI;
+                let mut lp =
+                    -0.5 * math::ln(c2) - u - 0.5 * phi * phi * e2u / c2 - math::LN_SQRT_2PI;
                 grad[0] += -phi * e2u / c2;
                 grad[1] += -1.0 + phi * phi * e2u / c2;
                 // σ⁻¹, τ⁻¹ ~ Gamma(a, scale b), as densities on log σ and log τ.

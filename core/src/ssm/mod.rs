@@ -303,7 +303,10 @@ pub fn initial_law_from_settings(settings: &Settings) -> Result<InitialLaw, Erro
 pub fn scale_prior_from_settings(settings: &Settings) -> Result<lgssm::ScalePrior, Error> {
     let thesis = P_PRIOR.choice(settings)? == "thesis";
     let (unused, family) = if thesis {
-        ([P_SIGMA_PRIOR_SCALE, P_TAU_PRIOR_SCALE].as_slice(), "prior=thesis")
+        (
+            [P_SIGMA_PRIOR_SCALE, P_TAU_PRIOR_SCALE].as_slice(),
+            "prior=thesis",
+        )
     } else {
         (
             [P_PHI_PRIOR_SCALE, P_INV_SHAPE, P_INV_SCALE].as_slice(),
