@@ -502,13 +502,17 @@ fn pmmh_automatic_particles_target_unit_log_lik_variance() {
     assert_eq!(resolved(chain.as_ref(), "particles"), Some(100.0));
 }
 
-/// `pmmh`'s warm-up sets a full proposal covariance at its midpoint (Haario-style): the factor
-/// L of the second quarter's sample covariance, so after warm-up LLᵀ has the posterior's
-/// correlations. On `lgssm` (exact Kalman likelihood) with T = 300 the correlation of φ and
-/// log σ in LLᵀ agrees in sign with that of the post-warm-up draws and is within 0.35 of it.
+/// `pmmh`'s warm-up sets a full proposal covariance at its midpoint (Haario-style): the
+/// Cholesky factor L of the sample covariance of the draws of the second quarter of warm-up
+/// (iterations warmup/4 + 1 ..= warmup/2), checked entry by entry against a two-pass covariance
+/// of those draws computed here (to 1e-9 relative: only rounding differs from the chain's
+/// Welford sums). On `lgssm` (exact Kalman likelihood) the correlation of φ and log σ in LLᵀ
+/// then has the sign of that of the post-warm-up draws (−0.49 and −0.76 measured: a quarter
+/// of warm-up is a short sample, so only the sign is asserted).
 #[test]
 fn pmmh_warmup_sets_a_full_proposal_covariance() {
     use tallmc_core::chain::Chain;
+    use tallmc_core::linalg::Cholesky;
     use tallmc_core::model::series::{SeriesModel, SsmKind};
     use tallmc_core::sampler::driver::Driver;
     use tallmc_core::sampler::pmmh::Pmmh;
@@ -526,8 +530,9 @@ fn pmmh_warmup_sets_a_full_proposal_covariance() {
         "no covariance before warm-up"
     );
     let draws = 6000;
+    let mut warm: Vec<[f64; 3]> = Vec::new();
     let mut xs = vec![Vec::new(); 3];
-    let (_, _) = run_chain(
+    run_chain(
         &mut chain as &mut dyn Chain,
         &mut rng,
         draws,
@@ -536,6 +541,8 @@ fn pmmh_warmup_sets_a_full_proposal_covariance() {
                 for j in 0..3 {
                     xs[j].push(th[j]);
                 }
+            } else {
+                warm.push([th[0], th[1], th[2]]);
             }
         },
     );
@@ -544,6 +551,28 @@ fn pmmh_warmup_sets_a_full_proposal_covariance() {
         .chol
         .clone()
         .expect("covariance set at the midpoint");
+    // the second quarter: 0-based warm-up steps t with warmup/4 < t + 1 ≤ warmup/2
+    let quarter = &warm[warmup / 4..warmup / 2];
+    let n = quarter.len() as f64;
+    let m: Vec<f64> = (0..3)
+        .map(|j| quarter.iter().map(|x| x[j]).sum::<f64>() / n)
+        .collect();
+    let mut cov = vec![0.0; 9];
+    for x in quarter {
+        for j in 0..3 {
+            for k in 0..3 {
+                cov[j * 3 + k] += (x[j] - m[j]) * (x[k] - m[k]) / (n - 1.0);
+            }
+        }
+    }
+    let want = Cholesky::new(&cov, 3).unwrap();
+    for (a, b) in l.iter().zip(want.factor()) {
+        assert!(
+            (a - b).abs() <= 1e-9 * b.abs().max(1e-12),
+            "L {l:?} vs {:?}",
+            want.factor()
+        );
+    }
     // Σ = LLᵀ, rows 0 (φ) and 1 (log σ)
     let s = |i: usize, j: usize| (0..3).map(|k| l[i * 3 + k] * l[j * 3 + k]).sum::<f64>();
     let prop_corr = s(0, 1) / (s(0, 0) * s(1, 1)).sqrt();
@@ -558,7 +587,7 @@ fn pmmh_warmup_sets_a_full_proposal_covariance() {
     let draw_corr = c01 / (c00 * c11).sqrt();
     println!("corr(φ, log σ): proposal {prop_corr:.3}, draws {draw_corr:.3}");
     assert!(
-        prop_corr * draw_corr > 0.0 && (prop_corr - draw_corr).abs() < 0.35,
+        prop_corr * draw_corr > 0.0,
         "proposal {prop_corr} vs draws {draw_corr}"
     );
 }

@@ -81,6 +81,8 @@ pub struct PmmhWarmup {
     w_n: usize,
     w_mean: Vec<f64>,
     w_m2: Vec<f64>,
+    /// Scratch for θ − mean before the update (no allocation per iteration).
+    w_old: Vec<f64>,
     /// `particles` = auto: N is tuned at the start and at the warm-up midpoint.
     auto_particles: bool,
     /// Var log p̂ predicted at the N chosen by the last tuning (NaN before any).
@@ -188,14 +190,14 @@ impl Warmup<Pmmh, SeriesModel> for PmmhWarmup {
                 let n = self.w_n as f64;
                 let p = st.theta.len();
                 // Welford for the mean and the full co-moment matrix
-                let old: Vec<f64> = (0..p).map(|j| st.theta[j] - self.w_mean[j]).collect();
                 for j in 0..p {
-                    self.w_mean[j] += old[j] / n;
+                    self.w_old[j] = st.theta[j] - self.w_mean[j];
+                    self.w_mean[j] += self.w_old[j] / n;
                 }
                 for j in 0..p {
                     let new_j = st.theta[j] - self.w_mean[j];
                     for k in 0..p {
-                        self.w_m2[j * p + k] += old[k] * new_j;
+                        self.w_m2[j * p + k] += self.w_old[k] * new_j;
                     }
                 }
                 if iter == half && self.w_n >= 10 {
@@ -300,6 +302,7 @@ impl Driver<Pmmh, SeriesModel, PmmhWarmup> {
             w_n: 0,
             w_mean: vec![0.0; p],
             w_m2: vec![0.0; p * p],
+            w_old: vec![0.0; p],
             auto_particles,
             log_lik_var: f64::NAN,
         };
