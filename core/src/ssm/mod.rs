@@ -94,7 +94,9 @@ pub const STATIONARY_FLOOR: f64 = 0.01;
 pub struct OptimalDraw {
     /// The new state.
     pub state: State,
-    /// log p(yₜ | xₜ₋₁, θ): the incremental log weight (depends only on the ancestor).
+    /// The incremental log weight: log p(yₜ | xₜ₋₁, θ) for an exact locally optimal kernel
+    /// (`lgssm`, `garch`: it depends only on the ancestor), log f g / q for an approximation
+    /// of it (`sv`).
     pub log_weight: f64,
 }
 
@@ -187,7 +189,8 @@ pub trait StateSpaceModel: Send + Sync {
     fn has_optimal_proposal(&self) -> bool {
         false
     }
-    /// Draw from the locally optimal proposal p(xₜ|xₜ₋₁, yₜ, θ) and return log p(yₜ|xₜ₋₁, θ);
+    /// Draw from the locally optimal proposal p(xₜ|xₜ₋₁, yₜ, θ) (or an approximation of it) and
+    /// return the incremental log weight (log p(yₜ|xₜ₋₁, θ) for the exact kernel);
     /// `None` when the model has none (then the filter falls back to the bootstrap proposal).
     fn sample_optimal(
         &self,

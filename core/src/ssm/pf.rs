@@ -7,7 +7,8 @@
 //! 1. if ESSₜ₋₁ = 1/ΣWᵢ² < κN (κ = `ess_threshold`; κ ≥ 1 means every step), draw ancestors aᵢ
 //!    by the resampling scheme and set Wᵢ = 1/N; otherwise aᵢ = i;
 //! 2. propose xₜ⁽ⁱ⁾ ~ q(·|xₜ₋₁⁽ᵃⁱ⁾, yₜ) and weight w̃ᵢ = g(yₜ|xₜ)f(xₜ|xₜ₋₁)/q; the bootstrap
-//!    proposal q = f gives w̃ = g(yₜ|xₜ), the locally optimal one gives w̃ = p(yₜ|xₜ₋₁);
+//!    proposal q = f gives w̃ = g(yₜ|xₜ), the locally optimal one gives w̃ = p(yₜ|xₜ₋₁) (`sv`'s
+//!    approximation of it keeps the general w̃ = gf/q);
 //! 3. p̂(yₜ|y₁:ₜ₋₁) = Σᵢ W_{aᵢ} w̃ᵢ (W after step 1), log p̂(y₁:T) = Σₜ log p̂(yₜ|y₁:ₜ₋₁)
 //!    (unbiased on the exp scale), new Wᵢ ∝ W_{aᵢ} w̃ᵢ;
 //! 4. Hₜ⁽ⁱ⁾ = Hₜ₋₁⁽ᵃⁱ⁾ + cₜ hₜ(xₜ₋₁⁽ᵃⁱ⁾, xₜ⁽ⁱ⁾), hₜ = ∇θ log f(xₜ|xₜ₋₁)g(yₜ|xₜ), cₜ = the
@@ -32,8 +33,8 @@ use alloc::vec::Vec;
 pub enum Proposal {
     /// The transition f (bootstrap filter).
     Bootstrap,
-    /// The locally optimal p(xₜ|xₜ₋₁, yₜ) where the model has it (`lgssm`, `garch`); models
-    /// without one fall back to the bootstrap.
+    /// The locally optimal p(xₜ|xₜ₋₁, yₜ): exact for `lgssm` and `garch`, a Laplace
+    /// approximation mixed with the prior kernel for `sv` ([`crate::ssm::sv::laplace_mixture`]).
     Optimal,
 }
 
@@ -73,7 +74,7 @@ pub const fn p_particles(default: usize) -> ParamSpec {
 /// The `proposal` setting of the filter.
 pub const P_PROPOSAL: ParamSpec = ParamSpec {
     key: "proposal",
-    description: "particle proposal: optimal (lgssm, garch; bootstrap for sv) or bootstrap",
+    description: "particle proposal: optimal (exact for lgssm, garch; a Laplace approximation mixed with the prior kernel for sv) or bootstrap",
     kind: ParamKind::Choice(&["optimal", "bootstrap"]),
 };
 
@@ -148,8 +149,7 @@ impl PfConfig {
     }
 
     /// From settings ([`PF_PARAMS`]): `particles` (default 1000, 1..=10⁶),
-    /// `proposal=optimal|bootstrap` (default `optimal`, which falls back to the bootstrap for
-    /// models without one), `resampling` (`systematic|stratified|residual|multinomial`, default
+    /// `proposal=optimal|bootstrap` (default `optimal`), `resampling` (`systematic|stratified|residual|multinomial`, default
     /// `systematic`), `ess_threshold` (κ ∈ (0, 1], default 1 = resample every step).
     pub fn from_settings(settings: &crate::settings::Settings) -> Result<Self, Error> {
         let [particles, proposal, resampling, kappa] = &PF_PARAMS;

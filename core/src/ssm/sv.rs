@@ -10,16 +10,18 @@
 //! (stationary N(0, σ²/(1−φ²)) by default). Complete-data score: ∂φ and ∂log σ as for the
 //! LGSSM, ∂log τ = yₜ² e⁻ˣᵗ/τ² − 1.
 //!
-//! Bootstrap proposal only (no closed-form optimal kernel). The prior kernel contracts with
-//! constant L ≤ |φ|. e⁻ˣ is evaluated with x clamped at −700 so extreme particles give a zero
+//! Proposals: the bootstrap (prior kernel) and, for `proposal = optimal`, a Laplace
+//! approximation of the locally optimal kernel p(xₜ|xₜ₋₁, yₜ) (which has no closed form here),
+//! mixed with the prior kernel for bounded weights (see [`laplace_mixture`]). The prior kernel
+//! contracts with constant L ≤ |φ|. e⁻ˣ is evaluated with x clamped at −700 so extreme particles give a zero
 //! weight instead of an overflow.
 
 use super::lgssm::{ar1_grad_log_transition, ar1_natural, ar1_state_hooks, check_law, ScalePrior};
-use super::{simulate_with, InitialLaw, State, StateSpaceModel};
+use super::{ln_normal, simulate_with, state, InitialLaw, OptimalDraw, State, StateSpaceModel};
 use crate::dist::normal;
 use crate::error::Error;
 use crate::math;
-use crate::rng::ChainRng;
+use crate::rng::{uniform, ChainRng};
 use alloc::string::String;
 use alloc::vec::Vec;
 
@@ -61,6 +63,67 @@ fn exp_neg(x: f64) -> f64 {
     math::exp(-(x.max(-700.0)))
 }
 
+/// Weight of the prior kernel in the `optimal` proposal's defensive mixture.
+pub const DEFENSIVE_WEIGHT: f64 = 0.1;
+
+/// Newton iterations for the mode of log f(x|xₜ₋₁) + log g(yₜ|x).
+const LAPLACE_NEWTON: usize = 6;
+
+/// The `optimal` proposal of the stochastic volatility model: a draw from the defensive mixture
+/// q = (1 − α) N(x̂, v) + α N(m, σ²), α = [`DEFENSIVE_WEIGHT`], and its log importance weight
+/// log f(x|xₜ₋₁) + log g(yₜ|x) − log q(x).
+///
+/// # Formula
+/// With m = φxₜ₋₁ and c = yₜ²/(2τ²), the log of the locally optimal kernel is, up to a
+/// constant, ℓ(x) = −(x − m)²/(2σ²) − x/2 − c e⁻ˣ: concave, ℓ'(x) = −(x − m)/σ² − ½ + c e⁻ˣ,
+/// ℓ''(x) = −1/σ² − c e⁻ˣ. x̂ is the Newton iterate from m (ℓ' is convex and decreasing, so
+/// Newton converges without step control; [`LAPLACE_NEWTON`] iterations) and v = −1/ℓ''(x̂).
+/// Any x̂ and v > 0 give a valid importance sampler; the Laplace choice makes the weights
+/// nearly constant when yₜ is informative, where the prior kernel's are degenerate. The prior
+/// component keeps the weight below g(yₜ|x)/α ≤ (2πτ²e^x)^(−½)/α·…, bounded, so the weights
+/// have finite variance even where v < σ²/2 (a Gaussian proposal alone would not).
+pub fn laplace_mixture(eta: &[f64], prev: &State, y: f64, rng: &mut ChainRng) -> OptimalDraw {
+    let (phi, s2) = (eta[0], eta[1] * eta[1]);
+    let t2 = eta[2] * eta[2];
+    let m = phi * prev[0];
+    let c = 0.5 * y * y / t2;
+    let mut x = m;
+    let mut curv = 1.0 / s2 + c * exp_neg(x);
+    for _ in 0..LAPLACE_NEWTON {
+        let e = c * exp_neg(x);
+        let g = -(x - m) / s2 - 0.5 + e;
+        curv = 1.0 / s2 + e;
+        let next = x + g / curv;
+        if !next.is_finite() {
+            break;
+        }
+        x = next;
+    }
+    let mode = x;
+    let v = 1.0 / (1.0 / s2 + c * exp_neg(mode));
+    let v = if v.is_finite() && v > 0.0 {
+        v
+    } else {
+        1.0 / curv
+    };
+    let draw = if uniform(rng) < DEFENSIVE_WEIGHT {
+        normal(rng, m, eta[1])
+    } else {
+        normal(rng, mode, math::sqrt(v))
+    };
+    let lf = ln_normal(draw, m, s2);
+    let lq = math::log_add_exp(
+        math::ln(1.0 - DEFENSIVE_WEIGHT) + ln_normal(draw, mode, v),
+        math::ln(DEFENSIVE_WEIGHT) + lf,
+    );
+    let x = state(draw);
+    let lg = -0.5 * (eta[4] + draw + y * y * exp_neg(draw) / t2) - math::LN_SQRT_2PI;
+    OptimalDraw {
+        state: x,
+        log_weight: lf + lg - lq,
+    }
+}
+
 impl StateSpaceModel for StochasticVolatility {
     fn name(&self) -> &'static str {
         "sv"
@@ -79,6 +142,18 @@ impl StateSpaceModel for StochasticVolatility {
     fn grad_log_joint(&self, eta: &[f64], prev: &State, x: &State, y: f64, grad: &mut [f64]) {
         ar1_grad_log_transition(eta, prev, x, grad);
         grad[2] += y * y * exp_neg(x[0]) / (eta[2] * eta[2]) - 1.0;
+    }
+    fn has_optimal_proposal(&self) -> bool {
+        true
+    }
+    fn sample_optimal(
+        &self,
+        eta: &[f64],
+        prev: &State,
+        y: f64,
+        rng: &mut ChainRng,
+    ) -> Option<OptimalDraw> {
+        Some(laplace_mixture(eta, prev, y, rng))
     }
     fn simulate(&self, theta: &[f64], t_len: usize, rng: &mut ChainRng) -> (Vec<f64>, Vec<f64>) {
         simulate_with(self, theta, t_len, rng, |eta, x, r| {
