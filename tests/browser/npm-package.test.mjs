@@ -132,8 +132,13 @@ test('a scratch site with the installed tarball renders two live samplers in Chr
     page.on('request', (r) => requests.push(r.url()));
     await page.goto(`${url}index.html`);
     // Live: the autostarted panel shows sampling progress while it runs; b waits for its Run button.
-    await page.waitForFunction(() => document.getElementById('a').dataset.state === 'running'
-      && document.getElementById('a').shadowRoot.querySelector('[data-testid=embed-progress]').value > 0, null, { timeout: 60000, polling: 50 });
+    await page.waitForFunction(() => {
+      const el = document.getElementById('a');
+      return (el.dataset.state === 'running' && el.shadowRoot.querySelector('[data-testid=embed-progress]').value > 0)
+        || ['done', 'stopped', 'error', 'unavailable'].includes(el.dataset.state);
+    }, null, { timeout: 60000, polling: 50 });
+    const live = await page.$eval('#a', (el) => ({ state: el.dataset.state, status: el.shadowRoot.querySelector('[data-testid=embed-status]').textContent }));
+    assert.equal(live.state, 'running', `a: ${live.status}; ${errors.join('; ')}`);
     assert.equal(await page.$eval('#b', (el) => el.dataset.state), 'idle');
     await page.click('#b >> [data-testid=embed-run]');
     await page.waitForFunction(() => ['a', 'b'].every((id) => ['done', 'error', 'stopped'].includes(document.getElementById(id).dataset.state))
