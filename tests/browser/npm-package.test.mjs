@@ -96,6 +96,13 @@ const PAGE = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>
   import 'tallmc/embed';
   import init, { version } from 'tallmc';
   window.events = [];
+  // Live updates: each change of a panel's progress bar, with the panel's state at that moment.
+  window.progress = { a: [], b: [] };
+  for (const el of document.querySelectorAll('tallmc-sampler')) {
+    const bar = el.shadowRoot.querySelector('[data-testid=embed-progress]');
+    new MutationObserver(() => window.progress[el.id].push([el.dataset.state, bar.value]))
+      .observe(bar, { attributes: true, attributeFilter: ['value'] });
+  }
   for (const el of document.querySelectorAll('tallmc-sampler, tallmc-chain')) {
     for (const type of ['tallmc-done', 'tallmc-error']) {
       el.addEventListener(type, (e) => window.events.push({ id: el.id, type, detail: e.detail, isResult: e.detail === el.result }));
@@ -103,10 +110,10 @@ const PAGE = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>
   }
   init().then(() => { window.apiVersion = version(); });
 </script></head><body>
-<tallmc-sampler id="a" sampler="nuts" data="builtin:logistic" n="2000" d="3"
-  chains="2" warmup="200" draws="300" seed="1" autostart></tallmc-sampler>
+<tallmc-sampler id="a" sampler="nuts" data="builtin:logistic" n="5000" d="3"
+  chains="2" warmup="300" draws="1500" seed="1" autostart></tallmc-sampler>
 <tallmc-sampler id="b" sampler="mh-minibatch" data="data/small.csv"
-  chains="1" warmup="200" draws="400" seed="7" step_size="0.05" label="minibatch MH on a CSV of this site"></tallmc-sampler>
+  chains="1" warmup="500" draws="80000" seed="7" step_size="0.05" label="minibatch MH on a CSV of this site"></tallmc-sampler>
 <tallmc-chain id="c" model="logistic" sampler="mala" n="1000" d="3" warmup="100" draws="200" seed="3" autostart></tallmc-chain>
 </body></html>`;
 
@@ -131,14 +138,8 @@ test('a scratch site with the installed tarball renders two live samplers in Chr
     page.on('response', (r) => { if (r.status() >= 400) errors.push(`HTTP ${r.status()}: ${r.url()}`); });
     page.on('request', (r) => requests.push(r.url()));
     await page.goto(`${url}index.html`);
-    // Live: the autostarted panel shows sampling progress while it runs; b waits for its Run button.
-    await page.waitForFunction(() => {
-      const el = document.getElementById('a');
-      return (el.dataset.state === 'running' && el.shadowRoot.querySelector('[data-testid=embed-progress]').value > 0)
-        || ['done', 'stopped', 'error', 'unavailable'].includes(el.dataset.state);
-    }, null, { timeout: 60000, polling: 50 });
-    const live = await page.$eval('#a', (el) => ({ state: el.dataset.state, status: el.shadowRoot.querySelector('[data-testid=embed-status]').textContent }));
-    assert.equal(live.state, 'running', `a: ${live.status}; ${errors.join('; ')}`);
+    // b waits for its Run button (a starts by itself: autostart).
+    await page.waitForFunction(() => ['a', 'b'].every((id) => document.getElementById(id).dataset.state), null, { timeout: 30000 });
     assert.equal(await page.$eval('#b', (el) => el.dataset.state), 'idle');
     await page.click('#b >> [data-testid=embed-run]');
     await page.waitForFunction(() => ['a', 'b'].every((id) => ['done', 'error', 'stopped'].includes(document.getElementById(id).dataset.state))
@@ -172,12 +173,19 @@ test('a scratch site with the installed tarball renders two live samplers in Chr
       assert.deepEqual(r.result.names, ['intercept', 'x1', 'x2']);
       for (const m of r.result.mean) assert.ok(Number.isFinite(m), `${r.result.sampler}: mean ${m}`);
     }
+    // Live: while running, each panel's progress bar moved through at least two values strictly
+    // between 0 and 100 (the runs are sized to take a second or more: several 200 ms redraws).
+    const progress = await page.evaluate(() => window.progress);
+    for (const id of ['a', 'b']) {
+      const live = new Set(progress[id].filter(([st, v]) => st === 'running' && v > 0 && v < 100).map(([, v]) => v));
+      assert.ok(live.size >= 2, `${id}: progress while running ${JSON.stringify(progress[id])}`);
+    }
     const [a, b] = res.map((r) => r.result);
     assert.equal(a.sampler, 'nuts');
-    assert.deepEqual(a.iterations, [500, 500]);
-    assert.equal(a.draws, 600);
+    assert.deepEqual(a.iterations, [1800, 1800]);
+    assert.equal(a.draws, 3000);
     assert.equal(b.sampler, 'mh-minibatch');
-    assert.deepEqual(b.iterations, [600]);
+    assert.deepEqual(b.iterations, [80500]);
     assert.equal(b.nData, 1500, 'b read the site\'s CSV');
     assert.equal(res[1].title, 'minibatch MH on a CSV of this site');
     // The data were simulated with slope 1.0 on x1: NUTS on the built-in set and MH on the CSV
@@ -257,6 +265,19 @@ console.log(v, s);
 export {};
 `;
 
+const TS_SMALL = `import 'tallmc/embed';
+import type { TallmcSamplerResult } from 'tallmc/embed';
+import init, { version } from 'tallmc';
+document.createElement('tallmc-sampler').addEventListener('tallmc-done', (e) => {
+  const r: TallmcSamplerResult = e.detail;
+  console.log(r.mean);
+});
+await init();
+const v: string = version();
+console.log(v);
+export {};
+`;
+
 /** Wrong uses, each of which the declarations must reject (with the error code expected). */
 const TS_BAD = [
   ["document.createElement('tallmc-sampler').addEventListener('tallmc-done', (e) => { const s: string = e.detail.mean; console.log(s); });", 'TS2322'],
@@ -279,10 +300,22 @@ test('the TypeScript declarations type-check the elements, their attributes and 
   fs.writeFileSync(path.join(good, 'use.ts'), TS_GOOD);
   const ok = tsc(good);
   assert.equal(ok.status, 0, `tsc on a correct use:\n${ok.stdout}${ok.stderr}`);
+  // The same entries resolve under Node's resolution (exports, .mts) and the older node10 one
+  // (no exports: package.json's types and typesVersions). The declarations themselves were
+  // checked above; here and below skipLibCheck saves checking lib.dom again.
+  for (const [moduleResolution, module, file] of [['nodenext', 'nodenext', 'use.mts'], ['node10', 'esnext', 'use.ts']]) {
+    const dir = path.join(site, `ts-${moduleResolution}`);
+    fs.mkdirSync(dir);
+    const compilerOptions = { ...TS_CONFIG.compilerOptions, module, moduleResolution, skipLibCheck: true };
+    fs.writeFileSync(path.join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions, include: ['*.ts', '*.mts'] }));
+    fs.writeFileSync(path.join(dir, file), TS_SMALL);
+    const r = tsc(dir);
+    assert.equal(r.status, 0, `tsc with moduleResolution ${moduleResolution}:\n${r.stdout}${r.stderr}`);
+  }
   // Each wrong use (one file each) must fail with its error: the declarations are typed, not `any`.
   const bad = path.join(site, 'ts-bad');
   fs.mkdirSync(bad);
-  fs.writeFileSync(path.join(bad, 'tsconfig.json'), JSON.stringify({ ...TS_CONFIG, include: ['*.ts'] }));
+  fs.writeFileSync(path.join(bad, 'tsconfig.json'), JSON.stringify({ compilerOptions: { ...TS_CONFIG.compilerOptions, skipLibCheck: true }, include: ['*.ts'] }));
   TS_BAD.forEach(([line], i) => fs.writeFileSync(path.join(bad, `bad${i}.ts`), `import 'tallmc/embed';\n${line}\nexport {};\n`));
   const r = tsc(bad);
   assert.notEqual(r.status, 0, `tsc accepted every wrong use:\n${r.stdout}`);
