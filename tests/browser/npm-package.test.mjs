@@ -301,7 +301,7 @@ test('the TypeScript declarations type-check the elements, their attributes and 
   const ok = tsc(good);
   assert.equal(ok.status, 0, `tsc on a correct use:\n${ok.stdout}${ok.stderr}`);
   // The same entries resolve under Node's resolution (exports, .mts) and the older node10 one
-  // (no exports: package.json's types and typesVersions). The declarations themselves were
+  // (no exports: package.json's types, and embed.d.ts found next to embed.js). The declarations themselves were
   // checked above; here and below skipLibCheck saves checking lib.dom again.
   for (const [moduleResolution, module, file] of [['nodenext', 'nodenext', 'use.mts'], ['node10', 'esnext', 'use.ts']]) {
     const dir = path.join(site, `ts-${moduleResolution}`);
