@@ -57,6 +57,11 @@ test('the installed package is dependency-free and carries the element, its work
     'pkg/tallmc_web.js', 'pkg/tallmc_web_bg.wasm', 'pkg/tallmc_web.d.ts', 'README.md']) {
     assert.ok(fs.existsSync(path.join(site, 'node_modules/tallmc', f)), `node_modules/tallmc/${f}`);
   }
+  // The element's modules and the wasm are www/'s, byte for byte (www/ is their one source; a
+  // stale tarball fails here).
+  for (const f of pkg.files.filter((x) => /\.(js|wasm)$/.test(x) && x !== 'index.js')) {
+    assert.ok(fs.readFileSync(path.join(site, 'node_modules/tallmc', f)).equals(fs.readFileSync(path.join(ROOT, 'www', f))), `${f} differs from www/${f}`);
+  }
   // The site's own lock file records only tallmc.
   const lock = JSON.parse(fs.readFileSync(path.join(site, 'package-lock.json'), 'utf8'));
   assert.deepEqual(Object.keys(lock.packages).filter((k) => k), ['node_modules/tallmc']);
