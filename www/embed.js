@@ -227,6 +227,9 @@ const TEMPLATE = `<style>
  * `tallmc-error`. Methods `start()` and `stop()`.
  */
 export class TallmcSampler extends HTMLElement {
+  /** Summary of the last finished run (null before one and while one runs). */
+  result = null;
+
   connectedCallback() {
     if (this.shadowRoot) return;
     const root = this.attachShadow({ mode: 'open' });

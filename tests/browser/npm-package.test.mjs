@@ -145,7 +145,7 @@ test('a scratch site with the installed tarball renders two live samplers in Chr
     await page.goto(`${url}index.html`);
     // b waits for its Run button (a starts by itself: autostart).
     await page.waitForFunction(() => ['a', 'b'].every((id) => document.getElementById(id).dataset.state), null, { timeout: 30000 });
-    assert.equal(await page.$eval('#b', (el) => el.dataset.state), 'idle');
+    assert.deepEqual(await page.$eval('#b', (el) => [el.dataset.state, el.result, el.running]), ['idle', null, false]);
     await page.click('#b >> [data-testid=embed-run]');
     await page.waitForFunction(() => ['a', 'b'].every((id) => ['done', 'error', 'stopped'].includes(document.getElementById(id).dataset.state))
       && window.events.some((e) => e.id === 'c'), null, { timeout: 180000, polling: 200 });
