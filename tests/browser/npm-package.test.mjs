@@ -99,7 +99,7 @@ const PAGE = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>
 <script type="importmap">{"imports":{"tallmc/embed":"./node_modules/tallmc/embed.js","tallmc":"./node_modules/tallmc/index.js"}}</script>
 <script type="module">
   import 'tallmc/embed';
-  import init, { version } from 'tallmc';
+  import init, { version, DataSet, ChainHandle } from 'tallmc';
   window.events = [];
   // Live updates: each change of a panel's progress bar, with the panel's state at that moment.
   window.progress = { a: [], b: [] };
@@ -113,7 +113,15 @@ const PAGE = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>
       el.addEventListener(type, (e) => window.events.push({ id: el.id, type, detail: e.detail, isResult: e.detail === el.result }));
     }
   }
-  init().then(() => { window.apiVersion = version(); });
+  // The wasm API on the page's thread, as in the package README.
+  init().then(() => {
+    const ds = DataSet.simulate('logistic', 1000, 3, 1n);
+    const chain = new ChainHandle(JSON.stringify({ model: 'logistic', sampler: 'nuts', warmup: 50, seed: 1, chain: 0 }), ds);
+    ds.free();
+    const b = chain.run(100);
+    window.api = { version: version(), n: b.n, d: b.d, draws: b.draws.length, names: chain.paramNames(), iteration: chain.iteration() };
+    chain.free();
+  }, (e) => { window.api = { error: String(e) }; });
 </script></head><body>
 <tallmc-sampler id="a" sampler="nuts" data="builtin:logistic" n="5000" d="3"
   chains="2" warmup="300" draws="1500" seed="1" autostart></tallmc-sampler>
@@ -206,7 +214,8 @@ test('a scratch site with the installed tarball renders two live samplers in Chr
     assert.equal(c.iterations, 300);
     assert.ok(Number.isFinite(c.mean) && c.sd > 0, `c: ${JSON.stringify(c)}`);
     // The "." export: the wasm API of the same build.
-    assert.equal(await page.evaluate(() => window.apiVersion), version);
+    const api = await page.evaluate(() => window.api);
+    assert.deepEqual(api, { version, n: 100, d: 3, draws: 300, names: ['intercept', 'x1', 'x2'], iteration: 100 });
     assert.deepEqual(errors, []);
     // Every file came from the site, the element's from node_modules/tallmc (the workers and the
     // wasm included); nothing else was requested.
