@@ -3,6 +3,7 @@
 #   make build   release CLI (target/release/tallmc) and the playground's wasm (www/pkg)
 #   make serve   build, then serve www/ on http://127.0.0.1:$(PORT)/ (default 8080)
 #   make test    every test: fmt, clippy, Rust tests, no_std targets, browser tests
+#   make npm     the npm package `tallmc` (npm/): target/npm/tallmc-<version>.tgz
 #   make fuzz    the fuzz targets (tests/tests/fuzz.rs, tests/browser/url-params.test.mjs) with
 #                FUZZ_CASES (10^6) generated inputs each
 
@@ -20,7 +21,7 @@ RUST_TARGETS := wasm32-unknown-unknown thumbv7em-none-eabihf
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: build serve test deps rust-targets wasm-bindgen-cli wasm-pack node-deps chromium cli wasm \
-        vendor rust-checks browser-test bench fuzz
+        vendor rust-checks browser-test bench fuzz npm
 
 build: cli wasm vendor
 
@@ -40,8 +41,8 @@ rust-checks: rust-targets
 	$(NICE) $(CARGO) build -p tallmc-core --target wasm32-unknown-unknown
 	$(NICE) $(CARGO) build -p tallmc-core --target thumbv7em-none-eabihf
 
-browser-test: node-deps chromium build
-	node --test --test-concurrency=1 tests/browser/
+browser-test: node-deps chromium build npm
+	TALLMC_NPM_TARBALL=$(NPM_TARBALL) node --test --test-concurrency=1 tests/browser/
 
 # CSV parsing, settings, the web bindings and the playground's URL parameters driven by generated
 # input (seeded; one line per target with its counts and duration). `make test` runs 3 000 cases
@@ -69,6 +70,14 @@ cli:
 # web/Cargo.toml (see the comment there).
 wasm: rust-targets wasm-bindgen-cli wasm-pack
 	$(NICE) wasm-pack --quiet build web --release --target web --mode no-install --out-dir ../www/pkg
+
+# The npm package: www/pkg, embed.js and what it loads (workers, wasm), npm/'s package.json, README
+# and declarations, staged in target/npm/tallmc/ and packed by `npm pack` (npm/build.mjs).
+# tests/browser/npm-package.test.mjs installs the tarball into a scratch site.
+CRATE_VERSION := $(shell awk -F'"' '/^\[workspace\.package\]/ { p = 1 } p && /^version *=/ { print $$2; exit }' Cargo.toml)
+NPM_TARBALL := $(CURDIR)/target/npm/tallmc-$(CRATE_VERSION).tgz
+npm: wasm node-deps
+	node npm/build.mjs --out target/npm
 
 # uPlot is served from www/vendor (copied from node_modules; no CDN).
 vendor: node-deps
@@ -106,7 +115,7 @@ wasm-pack:
 node-deps:
 	@command -v npm >/dev/null || ($(SUDO) apt-get update && $(SUDO) apt-get install -y nodejs npm) || \
 	  { echo "make: cannot install node and npm (apt-get failed); install Node.js 18 or newer by hand"; exit 1; }
-	@if [ ! -d node_modules/uplot ] || [ ! -d node_modules/playwright-core ]; then \
+	@if [ ! -d node_modules/uplot ] || [ ! -d node_modules/playwright-core ] || [ ! -d node_modules/typescript ]; then \
 	  npm ci --no-audit --no-fund || { echo "make: cannot install the npm packages (npm ci failed; see above)"; exit 1; }; \
 	fi
 

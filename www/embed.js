@@ -13,7 +13,8 @@
 //                 seed="1" param="1"></tallmc-chain>
 //
 // Attributes of <tallmc-chain>: model, sampler, n, d (simulated data set), warmup, draws, seed, param (index),
-// settings (JSON object of sampler/model settings), autostart (present: run on load).
+// settings (JSON object of sampler/model settings), autostart (present: run on load). Events: `tallmc-done`
+// (detail: { name, mean, sd, draws, iterations } of the shown parameter) and `tallmc-error` (detail: { message }).
 import wasmInit, { samplers as samplersJson, models as modelsJson } from './pkg/tallmc_web.js';
 import { densities } from './density.js';
 import { ChainRun } from './run-client.js';
@@ -22,7 +23,7 @@ import { drawLines, drawDensity } from './canvas-plots.js';
 
 const DIAG_WORKER = new URL('./diag-worker.js', import.meta.url);
 
-class TallmcChain extends HTMLElement {
+export class TallmcChain extends HTMLElement {
   connectedCallback() {
     if (this.shadowRoot) return;
     const root = this.attachShadow({ mode: 'open' });
@@ -77,8 +78,10 @@ class TallmcChain extends HTMLElement {
       onBatch: (ch, b, m) => this.onMessage(m),
       onError: (ch, msg) => this.fail(msg),
       onEnd: (r) => {
-        this.draw(r.chains[0].iteration, true);
+        const ch = r.chains[0];
+        this.draw(ch.iteration, true);
         this.stop();
+        if (ch.status === 'done') this.dispatchEvent(new CustomEvent('tallmc-done', { detail: this.summary(ch.iteration) }));
       },
     });
     this.button.textContent = 'Stop';
@@ -97,6 +100,15 @@ class TallmcChain extends HTMLElement {
     this.stop();
     this.out.className = 'out err';
     this.out.textContent = msg;
+    this.dispatchEvent(new CustomEvent('tallmc-error', { detail: { message: msg } }));
+  }
+
+  /** The shown parameter's post-warm-up mean and sd (the `tallmc-done` event's detail). */
+  summary(iteration) {
+    const post = this.values.slice(this.warmup);
+    const mean = post.reduce((a, x) => a + x, 0) / post.length;
+    const sd = Math.sqrt(post.reduce((a, x) => a + (x - mean) ** 2, 0) / (post.length - 1));
+    return { name: this.name, mean, sd, draws: post.length, iterations: iteration };
   }
 
   onMessage(m) {
@@ -215,6 +227,9 @@ const TEMPLATE = `<style>
  * `tallmc-error`. Methods `start()` and `stop()`.
  */
 export class TallmcSampler extends HTMLElement {
+  /** Summary of the last finished run (null before one and while one runs). */
+  result = null;
+
   connectedCallback() {
     if (this.shadowRoot) return;
     const root = this.attachShadow({ mode: 'open' });
