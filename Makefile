@@ -3,7 +3,7 @@
 #   make build   release CLI (target/release/tallmc) and the playground's wasm (www/pkg)
 #   make serve   build, then serve www/ on http://127.0.0.1:$(PORT)/ (default 8080)
 #   make test    every test: fmt, clippy, Rust tests, no_std targets, browser tests
-#   make npm     the npm package `tallmc` (npm/): target/npm/tallmc-<version>.tgz
+#   make npm     the npm package `tallmc` (www/npm/): target/npm/tallmc-<version>.tgz
 #   make fuzz    the fuzz targets (tests/tests/fuzz.rs, tests/browser/url-params.test.mjs) with
 #                FUZZ_CASES (10^6) generated inputs each
 
@@ -71,13 +71,13 @@ cli:
 wasm: rust-targets wasm-bindgen-cli wasm-pack
 	$(NICE) wasm-pack --quiet build web --release --target web --mode no-install --out-dir ../www/pkg
 
-# The npm package: www/pkg, embed.js and what it loads (workers, wasm), npm/'s package.json, README
-# and declarations, staged in target/npm/tallmc/ and packed by `npm pack` (npm/build.mjs).
+# The npm package: www/pkg, embed.js and what it loads (workers, wasm), www/npm/'s package.json, README
+# and declarations, staged in target/npm/tallmc/ and packed by `npm pack` (www/npm/build.mjs).
 # tests/browser/npm-package.test.mjs installs the tarball into a scratch site.
 CRATE_VERSION := $(shell awk -F'"' '/^\[workspace\.package\]/ { p = 1 } p && /^version *=/ { print $$2; exit }' Cargo.toml)
 NPM_TARBALL := $(CURDIR)/target/npm/tallmc-$(CRATE_VERSION).tgz
 npm: wasm node-deps
-	node npm/build.mjs --out target/npm
+	node www/npm/build.mjs --out target/npm
 
 # uPlot is served from www/vendor (copied from node_modules; no CDN).
 vendor: node-deps

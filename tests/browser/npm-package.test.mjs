@@ -1,4 +1,4 @@
-// The npm package (`make npm`, npm/build.mjs): its tarball installed with npm into an empty
+// The npm package (`make npm`, www/npm/build.mjs): its tarball installed with npm into an empty
 // scratch site, which imports `tallmc/embed` through an import map and renders two live
 // <tallmc-sampler> panels (a built-in data set and a CSV file of the site) plus a <tallmc-chain>,
 // all loaded from node_modules/tallmc with no file copied by hand; Node resolves the package's
@@ -16,7 +16,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { chromium } from 'playwright-core';
 import { ROOT, CHROMIUM } from './helpers.mjs';
 import { startServer } from '../../www/serve.mjs';
-import { buildPackage } from '../../npm/build.mjs';
+import { buildPackage } from '../../www/npm/build.mjs';
 
 let tmp;
 let site;

@@ -1,6 +1,6 @@
 // Assemble and pack the `tallmc` npm package (what `make npm` runs):
 //
-//   node npm/build.mjs [--out target/npm]
+//   node www/npm/build.mjs [--out target/npm]
 //
 // Stages OUT/tallmc/ from the wasm build in www/pkg (`make wasm`), the element's modules in www/
 // (embed.js and everything it loads, followed through `import … from './…'` and
@@ -16,7 +16,7 @@ import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
-const ROOT = path.resolve(HERE, '..');
+const ROOT = path.resolve(HERE, '..', '..');
 const WWW = path.join(ROOT, 'www');
 
 /** Files of this folder that go into the package as they are. */
@@ -109,7 +109,7 @@ export function buildPackage({ out = path.join(ROOT, 'target', 'npm'), log = () 
   const missing = staged.filter((f) => !listed.includes(f));
   const extra = listed.filter((f) => !staged.includes(f));
   if (missing.length || extra.length) {
-    throw new Error(`npm/package.json "files" differs from what the package needs: `
+    throw new Error(`www/npm/package.json "files" differs from what the package needs: `
       + `${missing.length ? `add ${missing.join(', ')}` : ''}${missing.length && extra.length ? '; ' : ''}`
       + `${extra.length ? `remove ${extra.join(', ')}` : ''}`);
   }
@@ -135,7 +135,7 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
   try {
     buildPackage({ out, log: (s) => console.log(s) });
   } catch (e) {
-    console.error(`npm/build.mjs: ${e.message}`);
+    console.error(`www/npm/build.mjs: ${e.message}`);
     process.exit(1);
   }
 }
