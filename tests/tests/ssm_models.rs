@@ -296,7 +296,9 @@ fn optimal_proposal_weight_is_the_predictive_density() {
 /// over α, and far less variable than the bootstrap's when yₜ is an outlier.
 #[test]
 fn sv_laplace_proposal_is_a_valid_importance_sampler() {
-    use tallmc_core::ssm::sv::DEFENSIVE_WEIGHT;
+    use tallmc_core::ssm::sv::{DEFENSIVE_WEIGHT, LN_1M_DEFENSIVE, LN_DEFENSIVE};
+    assert_eq!(LN_DEFENSIVE, DEFENSIVE_WEIGHT.ln());
+    assert_eq!(LN_1M_DEFENSIVE, (1.0 - DEFENSIVE_WEIGHT).ln());
     let model = StochasticVolatility::default();
     assert!(model.has_optimal_proposal());
     let theta = [0.5, 0.9f64.ln(), 0.6f64.ln()];
@@ -416,10 +418,29 @@ fn build_by_name_and_settings() {
         PfConfig::new(64, Proposal::Bootstrap, Resampling::Residual, 0.5).unwrap()
     );
     assert_eq!(
-        BufferConfig::from_settings(&ps).unwrap(),
+        BufferConfig::from_settings(&ps, 5000).unwrap(),
         BufferConfig::new(20, 0).unwrap()
     );
     ps.check_all_used().unwrap();
+    // subseq_len = auto: the whole series up to AUTO_FULL_SERIES points, the thesis' 40 beyond
+    use tallmc_core::ssm::buffered::{AUTO_FULL_SERIES, AUTO_SUBSEQ_LEN};
+    let none = Settings::new();
+    for (t, s) in [
+        (200, 200),
+        (AUTO_FULL_SERIES, AUTO_FULL_SERIES),
+        (AUTO_FULL_SERIES + 1, AUTO_SUBSEQ_LEN),
+    ] {
+        assert_eq!(
+            BufferConfig::from_settings(&none, t).unwrap(),
+            BufferConfig::new(s, 10).unwrap()
+        );
+    }
+    let mut auto = Settings::new();
+    auto.insert("subseq_len", "auto");
+    assert_eq!(
+        BufferConfig::from_settings(&auto, 300).unwrap().subseq_len,
+        300
+    );
     let d = PfConfig::from_settings(&Settings::new()).unwrap();
     assert_eq!(
         (d.particles, d.proposal, d.ess_threshold),

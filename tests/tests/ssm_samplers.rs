@@ -379,7 +379,7 @@ fn pf_sgld_cost_and_extras() {
     let r = run(
         &model,
         "pf-sgld",
-        &["gradient=kalman", "buffer=0"],
+        &["gradient=kalman", "buffer=0", "subseq_len=40"],
         0,
         50,
         7,
@@ -590,4 +590,61 @@ fn pmmh_warmup_sets_a_full_proposal_covariance() {
         prop_corr * draw_corr > 0.0,
         "proposal {prop_corr} vs draws {draw_corr}"
     );
+}
+
+/// `pf-sgld`'s automatic defaults: on a series of at most 500 points the whole series per
+/// gradient (`subseq_len` = T) with N = 2.5·T particles, beyond it S = 40 and N = 200; with
+/// `step_size` auto the warm-up sets per-coordinate steps hᵢ ≤ 0.4/V̂ᵢ (the gradient-noise
+/// bound, V̂ᵢ reported as `grad_noise_i`), which replace the starting 0.1/T; an explicit
+/// step, or a warm-up shorter than 40 iterations, is kept as given.
+#[test]
+fn pf_sgld_automatic_defaults() {
+    let resolved = |c: &dyn tallmc_core::chain::Chain, k: &str| {
+        c.resolved().iter().find(|(key, _)| *key == k).map(|p| p.1)
+    };
+    let build = |t: usize, pairs: &[&str], warmup: usize| {
+        let table = series("sv", t, 12);
+        let model = build_model("sv", &table, &spec(), &Settings::new()).unwrap();
+        let s = settings(pairs);
+        let config = ChainConfig {
+            sampler: "pf-sgld",
+            warmup,
+            settings: &s,
+        };
+        let mut rng = chain_rng(3, 0);
+        let mut chain = build_chain(&config, model, &mut rng).unwrap();
+        run_chain(chain.as_mut(), &mut rng, 5, |_, _, _, _| {});
+        chain
+    };
+    let c = build(200, &[], 400);
+    assert_eq!(resolved(c.as_ref(), "subseq_len"), Some(200.0));
+    assert_eq!(resolved(c.as_ref(), "particles"), Some(500.0));
+    let h0 = 0.1 / 200.0;
+    let mut adapted = false;
+    for (step, noise) in [
+        ("step_size_0", "grad_noise_0"),
+        ("step_size_1", "grad_noise_1"),
+        ("step_size_2", "grad_noise_2"),
+    ] {
+        let h = resolved(c.as_ref(), step).expect("per-coordinate step");
+        let v = resolved(c.as_ref(), noise).expect("gradient noise");
+        assert!(h > 0.0 && v > 0.0, "{step} {h}, {noise} {v}");
+        assert!(h <= 0.4 / v * (1.0 + 1e-12), "{step} {h} > 0.4/{v}");
+        eprintln!("{step} {h:.3e} {noise} {v:.3}");
+        adapted |= (h - h0).abs() > 1e-12;
+    }
+    assert!(adapted, "every step is still the starting 0.1/T");
+    let c = build(600, &[], 100);
+    assert_eq!(resolved(c.as_ref(), "subseq_len"), Some(40.0));
+    assert_eq!(resolved(c.as_ref(), "particles"), Some(200.0));
+    for (pairs, warmup) in [(&["step_size=0.001"][..], 400), (&[][..], 30)] {
+        let c = build(200, pairs, warmup);
+        assert_eq!(
+            resolved(c.as_ref(), "step_size_0"),
+            None,
+            "{pairs:?} {warmup}"
+        );
+        let want = if pairs.is_empty() { h0 } else { 0.001 };
+        assert_eq!(resolved(c.as_ref(), "step_size"), Some(want));
+    }
 }

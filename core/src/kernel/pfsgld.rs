@@ -14,6 +14,8 @@
 //!
 //! θ ← θ + (h/2)(∇ log p(θ) + ĝ) + √h ξ,  ξ ~ N(0, I),
 //!
+//! with a diagonal preconditioner when [`PfSgld::scale`] is set (θᵢ moves with step mᵢh: the
+//! same Langevin dynamics in the coordinates θᵢ/√mᵢ),
 //! then θ is reflected into the prior's support ([`crate::ssm::StateSpaceModel::reflect`]: φ at
 //! ±1 under the default φ ~ Uniform(−1, 1)), the discretisation of reflected Langevin dynamics.
 //!
@@ -56,12 +58,15 @@ pub enum WindowGradient {
     Kalman(BufferConfig),
 }
 
-/// The PF-SGLD kernel: the step-size schedule, the window (subsequence and buffer) and the
-/// filter (`None`: the exact Kalman smoother, `lgssm` only).
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// The PF-SGLD kernel: the step-size schedule, per-coordinate step factors, the window
+/// (subsequence and buffer) and the filter (`None`: the exact Kalman smoother, `lgssm` only).
+#[derive(Debug, Clone, PartialEq)]
 pub struct PfSgld {
     /// Step sizes h_t (t counts iterations from 0, warm-up included).
     pub schedule: StepSchedule,
+    /// Per-coordinate factors mᵢ of the step (θᵢ moves with step mᵢh_t: a diagonal
+    /// preconditioner); empty = all 1. Set by the warm-up when `step_size` is auto.
+    pub scale: Vec<f64>,
     /// Subsequence length and buffer.
     pub window: BufferConfig,
     /// Particle filter settings; `None` = Kalman gradient (`lgssm` only).
@@ -77,6 +82,14 @@ pub struct PfSgldState {
     iter: usize,
     gradient: WindowGradient,
     last_window: Option<Window>,
+}
+
+impl PfSgldState {
+    /// The last step's gradient estimate ĝ + ∇ log p(θ) (zero before the first step; partial
+    /// after a divergent step).
+    pub fn gradient(&self) -> &[f64] {
+        &self.grad
+    }
 }
 
 impl HasPosition for PfSgldState {
@@ -175,9 +188,9 @@ impl Kernel<SeriesModel> for PfSgld {
             info.divergent = true;
             return info;
         }
-        let sd = math::sqrt(h);
-        for (t, g) in st.theta.iter_mut().zip(&st.grad) {
-            *t += 0.5 * h * g + sd * crate::dist::std_normal(rng);
+        for (i, (t, g)) in st.theta.iter_mut().zip(&st.grad).enumerate() {
+            let hi = h * self.scale.get(i).copied().unwrap_or(1.0);
+            *t += 0.5 * hi * g + math::sqrt(hi) * crate::dist::std_normal(rng);
         }
         // a hard prior wall (φ ~ U(−1, 1)): reflected Langevin keeps the truncated target
         ssm.reflect(&mut st.theta);
@@ -194,8 +207,17 @@ impl KernelInfo<SeriesModel> for PfSgld {
     fn exact(&self) -> bool {
         false
     }
-    fn resolved(&self, _state: &PfSgldState) -> Vec<(&'static str, f64)> {
-        vec![("step_size", self.schedule.initial())]
+    /// The step (the largest per-coordinate step after warm-up), the subsequence length and,
+    /// with the particle gradient, the number of particles.
+    fn resolved(&self, state: &PfSgldState) -> Vec<(&'static str, f64)> {
+        let mut r = vec![
+            ("step_size", self.schedule.initial()),
+            ("subseq_len", self.window.subseq_len as f64),
+        ];
+        if let WindowGradient::Particle(g) = &state.gradient {
+            r.push(("particles", g.filter().config().particles as f64));
+        }
+        r
     }
     /// The last window and the filter's ESS over it (`None` before the first step).
     fn window_trace(&self, st: &PfSgldState) -> Option<WindowTrace> {

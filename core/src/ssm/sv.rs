@@ -17,7 +17,7 @@
 //! weight instead of an overflow.
 
 use super::lgssm::{ar1_grad_log_transition, ar1_natural, ar1_state_hooks, check_law, ScalePrior};
-use super::{ln_normal, simulate_with, state, InitialLaw, OptimalDraw, State, StateSpaceModel};
+use super::{ln_normal_lv, simulate_with, state, InitialLaw, OptimalDraw, State, StateSpaceModel};
 use crate::dist::normal;
 use crate::error::Error;
 use crate::math;
@@ -66,8 +66,14 @@ fn exp_neg(x: f64) -> f64 {
 /// Weight of the prior kernel in the `optimal` proposal's defensive mixture.
 pub const DEFENSIVE_WEIGHT: f64 = 0.1;
 
+/// ln [`DEFENSIVE_WEIGHT`].
+pub const LN_DEFENSIVE: f64 = -2.302_585_092_994_045_5;
+
+/// ln(1 − [`DEFENSIVE_WEIGHT`]).
+pub const LN_1M_DEFENSIVE: f64 = -0.105_360_515_657_826_28;
+
 /// Newton iterations for the mode of log f(x|xₜ₋₁) + log g(yₜ|x).
-const LAPLACE_NEWTON: usize = 6;
+const LAPLACE_NEWTON: usize = 4;
 
 /// The `optimal` proposal of the stochastic volatility model: a draw from the defensive mixture
 /// q = (1 − α) N(x̂, v) + α N(m, σ²), α = [`DEFENSIVE_WEIGHT`], and its log importance weight
@@ -77,7 +83,8 @@ const LAPLACE_NEWTON: usize = 6;
 /// With m = φxₜ₋₁ and c = yₜ²/(2τ²), the log of the locally optimal kernel is, up to a
 /// constant, ℓ(x) = −(x − m)²/(2σ²) − x/2 − c e⁻ˣ: concave, ℓ'(x) = −(x − m)/σ² − ½ + c e⁻ˣ,
 /// ℓ''(x) = −1/σ² − c e⁻ˣ. x̂ is the Newton iterate from m (ℓ' is convex and decreasing, so
-/// Newton converges without step control; [`LAPLACE_NEWTON`] iterations) and v = −1/ℓ''(x̂).
+/// Newton converges without step control; [`LAPLACE_NEWTON`] iterations) and v = −1/ℓ'' at the
+/// last iterate but one (one exp fewer; any v > 0 is valid).
 /// Any x̂ and v > 0 give a valid importance sampler; the Laplace choice makes the weights
 /// nearly constant when yₜ is informative, where the prior kernel's are degenerate. The prior
 /// component keeps the weight below g(yₜ|x)/α ≤ (2πτ²e^x)^(−½)/α·…, bounded, so the weights
@@ -87,39 +94,33 @@ pub fn laplace_mixture(eta: &[f64], prev: &State, y: f64, rng: &mut ChainRng) ->
     let t2 = eta[2] * eta[2];
     let m = phi * prev[0];
     let c = 0.5 * y * y / t2;
+    let inv_s2 = 1.0 / s2;
     let mut x = m;
-    let mut curv = 1.0 / s2 + c * exp_neg(x);
+    let mut curv = inv_s2;
     for _ in 0..LAPLACE_NEWTON {
         let e = c * exp_neg(x);
-        let g = -(x - m) / s2 - 0.5 + e;
-        curv = 1.0 / s2 + e;
-        let next = x + g / curv;
+        curv = inv_s2 + e;
+        let next = x + (-(x - m) * inv_s2 - 0.5 + e) / curv;
         if !next.is_finite() {
             break;
         }
         x = next;
     }
-    let mode = x;
-    let v = 1.0 / (1.0 / s2 + c * exp_neg(mode));
-    let v = if v.is_finite() && v > 0.0 {
-        v
-    } else {
-        1.0 / curv
-    };
+    // the curvature at the last iterate but one: any v > 0 gives a valid proposal
+    let (mode, v) = (x, 1.0 / curv);
     let draw = if uniform(rng) < DEFENSIVE_WEIGHT {
         normal(rng, m, eta[1])
     } else {
         normal(rng, mode, math::sqrt(v))
     };
-    let lf = ln_normal(draw, m, s2);
+    let lf = ln_normal_lv(draw, m, s2, eta[3]);
     let lq = math::log_add_exp(
-        math::ln(1.0 - DEFENSIVE_WEIGHT) + ln_normal(draw, mode, v),
-        math::ln(DEFENSIVE_WEIGHT) + lf,
+        LN_1M_DEFENSIVE + ln_normal_lv(draw, mode, v, -math::ln(curv)),
+        LN_DEFENSIVE + lf,
     );
-    let x = state(draw);
     let lg = -0.5 * (eta[4] + draw + y * y * exp_neg(draw) / t2) - math::LN_SQRT_2PI;
     OptimalDraw {
-        state: x,
+        state: state(draw),
         log_weight: lf + lg - lq,
     }
 }
