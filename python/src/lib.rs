@@ -187,12 +187,13 @@ fn cost_dict<'py>(
 
 /// Run `chains` chains of `sampler` on `model` over the columns (`names[j]` ↔ `columns[j]`,
 /// each a C-contiguous float64 buffer such as a NumPy array, read once into the core's table).
-/// `settings` are (key, value) strings as `--set key=value`. `progress(done, total)` is called
+/// `settings` are (key, value) strings as `--set key=value`. Chain c uses the random stream
+/// (seed, first_chain + c). `progress(done, total)` is called
 /// from this thread about every 100 ms with the iterations done.
 #[pyfunction]
 #[pyo3(signature = (names, columns, model, sampler, response=None, features=None,
                     intercept=true, standardize=false, chains=4, warmup=1000, draws=1000,
-                    seed=1, settings=Vec::new(), progress=None))]
+                    seed=1, first_chain=0, settings=Vec::new(), progress=None))]
 #[allow(clippy::too_many_arguments)]
 fn sample<'py>(
     py: Python<'py>,
@@ -208,6 +209,7 @@ fn sample<'py>(
     warmup: usize,
     draws: usize,
     seed: u64,
+    first_chain: u64,
     settings: Vec<(String, String)>,
     progress: Option<Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
@@ -250,8 +252,12 @@ fn sample<'py>(
         warmup,
         draws,
         seed,
+        first_chain,
         settings,
     };
+    if first_chain.checked_add(chains as u64).is_none() {
+        return Err(PyValueError::new_err("first_chain: too large"));
+    }
     let (prep, req) = py.detach(move || {
         let p = run::prepare(&mut req);
         (p, req)
@@ -272,13 +278,14 @@ fn sample<'py>(
             let settings = prep.settings.clone();
             let sampler = req.sampler.clone();
             let (warmup, draws, seed) = (req.warmup, req.draws, req.seed);
+            let stream = req.first_chain + c as u64;
             let (stop, done) = (stop.clone(), done.clone());
             std::thread::Builder::new()
                 .name(format!("tallmc-chain-{c}"))
                 .spawn(move || {
                     run::run_chain_thread(
-                        c, prebuilt, model, &sampler, &settings, warmup, draws, seed, extras,
-                        &stop, &done,
+                        c, prebuilt, model, &sampler, &settings, warmup, draws, seed, stream,
+                        extras, &stop, &done,
                     )
                 })
                 .map_err(|e| PyRuntimeError::new_err(format!("cannot start chain {c}: {e}")))
@@ -349,6 +356,7 @@ fn sample<'py>(
     out.set_item("draws", req.draws)?;
     out.set_item("warmup", req.warmup)?;
     out.set_item("seed", req.seed)?;
+    out.set_item("first_chain", req.first_chain)?;
     let draw_parts: Vec<&[f64]> = outputs.iter().map(|o| o.draws.as_slice()).collect();
     out.set_item("draws_f64", f64_bytes(py, &draw_parts))?;
     let sign_parts: Vec<&[f64]> = outputs.iter().map(|o| o.signs.as_slice()).collect();

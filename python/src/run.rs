@@ -47,6 +47,9 @@ pub struct Request {
     pub warmup: usize,
     pub draws: usize,
     pub seed: u64,
+    /// Chain c of this call runs on the stream of chain `first_chain + c` (a run split into
+    /// calls, e.g. one chain per Dask task, gives the draws of one call with every chain).
+    pub first_chain: u64,
     pub settings: Vec<(String, String)>,
 }
 
@@ -242,7 +245,7 @@ pub fn prepare(req: &mut Request) -> Result<Prepared, String> {
     }
     let n = model.n();
     let t_build = Instant::now();
-    let mut rng0 = chain_rng(req.seed, 0);
+    let mut rng0 = chain_rng(req.seed, req.first_chain);
     let config = ChainConfig {
         sampler: &req.sampler,
         warmup: req.warmup,
@@ -291,8 +294,9 @@ pub fn prepare(req: &mut Request) -> Result<Prepared, String> {
     })
 }
 
-/// Build chain `c` (unless given) and run it: warm-up, then `draws` kept iterations, each
-/// iteration added to `done`; returns early (with fewer draws) once `stop` is set.
+/// Build chain `c` on the stream (seed, `stream`) (unless given) and run it: warm-up, then
+/// `draws` kept iterations, each iteration added to `done`; returns early (with fewer draws)
+/// once `stop` is set.
 #[allow(clippy::too_many_arguments)]
 pub fn run_chain_thread(
     c: usize,
@@ -303,6 +307,7 @@ pub fn run_chain_thread(
     warmup: usize,
     draws: usize,
     seed: u64,
+    stream: u64,
     extras: usize,
     stop: &AtomicBool,
     done: &AtomicU64,
@@ -311,7 +316,7 @@ pub fn run_chain_thread(
         Some(p) => p,
         None => {
             let t = Instant::now();
-            let mut rng = chain_rng(seed, c as u64);
+            let mut rng = chain_rng(seed, stream);
             let config = ChainConfig {
                 sampler,
                 warmup,

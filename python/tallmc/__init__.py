@@ -176,6 +176,7 @@ def sample(
     warmup=1000,
     draws=1000,
     seed=1,
+    first_chain=0,
     features=None,
     intercept=True,
     standardize=False,
@@ -192,6 +193,10 @@ def sample(
     response: the response column (regression models).
     chains, warmup, draws, seed: as ``tallmc run`` (chain c uses the random stream (seed, c);
         each chain runs on its own thread).
+    first_chain: chain c of this call uses the stream (seed, first_chain + c) and is labelled
+        chain first_chain + c: ``chains=1, first_chain=k`` gives chain k of a ``chains=K`` run,
+        so chains can run as separate tasks (python/examples/dask_chains.py) and be joined with
+        ``arviz.concat(..., dim="chain")``.
     features: feature columns (default: every column but the response). intercept, standardize:
         as the command line's ``--no-intercept`` and ``--standardize``.
     progress: True for a progress bar (tqdm when installed, in notebooks too), False for none, a
@@ -232,6 +237,7 @@ def sample(
             warmup=int(warmup),
             draws=int(draws),
             seed=int(seed),
+            first_chain=int(first_chain),
             settings=pairs,
             progress=callback,
         )
@@ -257,6 +263,7 @@ def _inference_data(r, config):
     import arviz as az  # imported here: `import tallmc` stays light
 
     c, n, d = r["chains"], r["draws"], r["d"]
+    coords = {"chain": np.arange(r["first_chain"], r["first_chain"] + c)}
     draws = _frombuffer(r["draws_f64"], (c, n, d))
     posterior = {name: draws[:, :, j] for j, name in enumerate(r["params"])}
 
@@ -285,6 +292,7 @@ def _inference_data(r, config):
         "sampler": config["sampler"],
         "response": config["response"] or "",
         "seed": r["seed"],
+        "first_chain": r["first_chain"],
         "chains": c,
         "warmup": r["warmup"],
         "draws": n,
@@ -310,6 +318,7 @@ def _inference_data(r, config):
         posterior=posterior,
         sample_stats=stats,
         attrs=dict(attrs),
+        coords=coords,
         posterior_attrs=dict(attrs),
         sample_stats_attrs=dict(attrs),
     )
