@@ -85,7 +85,7 @@ vendor: node-deps
 # is installed into the venv. Cargo builds the extension like the other crates (crates.io).
 VENV ?= target/venv
 PYTHON ?= python3
-PY_DEPS := maturin numpy pandas arviz pytest tqdm "dask[distributed]"
+PY_DEPS := maturin numpy pandas polars arviz pytest tqdm "dask[distributed]"
 
 python: python-venv
 	rm -f target/wheels/tallmc-*.whl
@@ -102,7 +102,7 @@ python-venv:
 	  $(PYTHON) -m venv $(VENV) || \
 	    { echo "make: cannot create the venv $(VENV) ($(PYTHON) -m venv failed; apt-get install python3-venv)"; exit 1; }; \
 	fi
-	@if [ ! -x $(VENV)/bin/maturin ] || ! $(VENV)/bin/python -c 'import numpy, pandas, arviz, pytest, tqdm, distributed' 2>/dev/null; then \
+	@if [ ! -x $(VENV)/bin/maturin ] || ! $(VENV)/bin/python -c 'import numpy, pandas, polars, arviz, pytest, tqdm, distributed' 2>/dev/null; then \
 	  echo "installing the Python packages into $(VENV): $(PY_DEPS)"; \
 	  $(VENV)/bin/python -m pip install --quiet $(PY_DEPS) || \
 	    { echo "make: cannot install the Python packages (pip install failed; see above)"; exit 1; }; \
