@@ -49,13 +49,16 @@ def models():
 
 
 def _f64(values, name):
-    """A 1-D C-contiguous float64 array: the input itself when it already is one (no copy)."""
+    """A 1-D C-contiguous aligned float64 array: the input itself when it already is one (no
+    copy)."""
     a = np.asarray(values)
     if a.dtype == object:
         raise TypeError(f'column "{name}": values of type object (missing values or text?)')
     if a.ndim != 1:
         raise ValueError(f'column "{name}": expected one dimension, got {a.ndim}')
-    return np.ascontiguousarray(a, dtype=np.float64)
+    # Arrays unpickled from out-of-band buffers (Dask, multiprocessing) can be unaligned; the
+    # buffer protocol's f64 view needs 8-byte alignment, so those (only those) are copied.
+    return np.require(a, dtype=np.float64, requirements=["C_CONTIGUOUS", "ALIGNED"])
 
 
 def _pandas_column(series, name):

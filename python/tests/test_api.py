@@ -59,6 +59,14 @@ def test_registry_matches_the_cli_listing(cli):
     assert {p["key"] for p in logistic["params"]} >= {"prior_scale"}
 
 
+def unaligned(a):
+    raw = np.zeros(a.nbytes + 1, dtype=np.uint8)
+    b = raw[1:].view(np.float64)
+    b[:] = a
+    assert not b.flags["ALIGNED"]
+    return b
+
+
 def test_data_formats_give_the_same_draws(logistic):
     ref = draws_of(tallmc.sample(logistic, **RUN))
     x = logistic[["x1", "x2"]].to_numpy()
@@ -70,6 +78,8 @@ def test_data_formats_give_the_same_draws(logistic):
         (np.asfortranarray(logistic.to_numpy()), {"columns": list(logistic.columns)}),
         (np.ascontiguousarray(logistic.to_numpy()), {"columns": list(logistic.columns)}),
         (pl.DataFrame({k: logistic[k].to_numpy() for k in logistic.columns}), {}),
+        # Unaligned memory (as unpickled from out-of-band buffers) is copied to aligned.
+        ({k: unaligned(logistic[k].to_numpy()) for k in logistic.columns}, {}),
         # An integer response is converted.
         (logistic.assign(y=logistic["y"].astype(np.int64)), {}),
     ]:
