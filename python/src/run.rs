@@ -269,7 +269,7 @@ pub fn prepare(req: &mut Request) -> Result<Prepared, String> {
         .checked_mul(d + 1 + STAT_NAMES.len() + extra_names.len())
         .and_then(|v| v.checked_mul(req.chains))
         .and_then(|v| v.checked_mul(16)); // the values, and their copy handed to Python
-    if !values.is_some_and(|b| Vec::<u8>::new().try_reserve_exact(b).is_ok()) {
+    if values.is_none_or(|b| Vec::<u8>::new().try_reserve_exact(b).is_err()) {
         return Err(format!(
             "draws: {} chains × {} draws × {} values do not fit in memory",
             req.chains,
