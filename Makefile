@@ -34,10 +34,10 @@ test: deps rust-checks build browser-test python-test
 # ---------------------------------------------------------------------------------------------
 # Tests
 
+# tallmc-python has no Rust tests (python/tests test it, and maturin builds it for python-test).
 rust-checks: rust-targets
 	$(CARGO) fmt --all -- --check
 	$(NICE) $(CARGO) clippy --workspace --all-targets -- -D warnings
-	# tallmc-python has no Rust tests (python/tests test it; maturin builds it for python-test).
 	$(NICE) $(CARGO) test --workspace --release --exclude tallmc-python
 	$(NICE) $(CARGO) build -p tallmc-core --target wasm32-unknown-unknown
 	$(NICE) $(CARGO) build -p tallmc-core --target thumbv7em-none-eabihf
