@@ -2,6 +2,7 @@
 copied on the Python side), settings and errors, progress, the GIL."""
 
 import subprocess
+import sys
 import threading
 import time
 
@@ -146,6 +147,23 @@ def test_progress_callback_and_bar(logistic, capsys):
     assert "tallmc nuts" in capsys.readouterr().err
 
 
+def test_progress_without_tqdm_is_a_stderr_line(logistic, capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "tqdm.auto", None)  # `from tqdm.auto import …` fails
+    tallmc.sample(logistic, **dict(RUN, progress=True))
+    assert "tallmc nuts: 400/400 iterations (100%)" in capsys.readouterr().err
+
+
+def test_netcdf_round_trip_keeps_the_attributes(logistic, tmp_path):
+    import arviz as az
+
+    idata = tallmc.sample(logistic, **RUN)
+    idata.to_netcdf(tmp_path / "run.nc")
+    back = az.from_netcdf(tmp_path / "run.nc")
+    assert back.posterior.attrs["sampler"] == "nuts"
+    assert back.attrs["grad_evals_total"] == idata.attrs["grad_evals_total"]
+    assert np.array_equal(draws_of(back), draws_of(idata))
+
+
 def test_an_exception_in_the_callback_stops_the_chains(logistic):
     def boom(done, total):
         raise RuntimeError("stop here")
@@ -157,29 +175,30 @@ def test_an_exception_in_the_callback_stops_the_chains(logistic):
 
 
 def test_the_gil_is_released_while_chains_run(logistic):
-    """A Python thread keeps running while the chains do: with the GIL held for the whole call
-    it could not count past its first few iterations until the call returned."""
-    counts = []
-    running = threading.Event()
-    done = threading.Event()
+    """A Python thread that sleeps 1 ms between steps (it needs the GIL to wake up) makes
+    progress while the chains run: the progress callback, called by the calling thread between
+    its 100 ms waits, reads its step count. Were the GIL held during those waits, the thread
+    could only run during the callbacks themselves (microseconds each, shorter than the 5 ms
+    switch interval) and would count a handful of steps by the third callback, not hundreds."""
+    steps = [0]
+    stop = threading.Event()
 
-    def spin():
-        n = 0
-        running.set()
-        while not done.is_set():
-            n += 1
-        counts.append(n)
+    def sleeper():
+        while not stop.is_set() and steps[0] < 10_000:
+            time.sleep(0.001)
+            steps[0] += 1
 
-    t = threading.Thread(target=spin)
+    t = threading.Thread(target=sleeper)
     t.start()
-    running.wait()
-    seen_during = []
-    tallmc.sample(logistic, **dict(RUN, draws=4000, chains=1,
-                                   progress=lambda d, tot: seen_during.append(d)))
-    done.set()
-    t.join()
-    assert len(seen_during) >= 2, "the run was too short to tell"
-    assert counts[0] > 10_000
+    seen = []
+    try:
+        tallmc.sample(logistic, **dict(RUN, draws=3000, chains=1,
+                                       progress=lambda d, tot: seen.append(steps[0])))
+    finally:
+        stop.set()
+        t.join()
+    assert len(seen) >= 3, "the run was too short to tell"
+    assert seen[2] >= 20, seen
 
 
 def test_chains_split_over_calls_with_first_chain(logistic):
