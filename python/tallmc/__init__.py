@@ -26,7 +26,7 @@ __all__ = ["sample", "samplers", "models", "__version__"]
 
 __version__ = _tallmc.version()
 
-# sample()'s own options: every other keyword is a sampler or model setting.
+# stats.csv's names → ArviZ's (the others keep theirs; `divergent` becomes bool `diverging`).
 _STAT_RENAMES = {
     "accept_prob": "acceptance_rate",
     "n_leapfrog": "n_steps",
@@ -215,6 +215,11 @@ def sample(
     samplers); the attributes hold the resolved settings and the cost totals (``tallmc_run``:
     the whole record, as JSON, like the command line's run.json).
     """
+    counts = {"chains": chains, "warmup": warmup, "draws": draws, "seed": seed,
+              "first_chain": first_chain}
+    for key, v in counts.items():
+        if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 0:
+            raise ValueError(f"{key}: expected a whole number >= 0, got {v!r}")
     names, cols = _columns(data, columns)
     pairs = [(str(k), _setting_text(k, v)) for k, v in settings.items() if v is not None]
     if features is not None:

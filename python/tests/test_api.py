@@ -121,6 +121,8 @@ def test_settings_reach_the_sampler(logistic):
     (dict(draws=0), ValueError, "draws: must be at least 1"),
     (dict(features=["x1", "x1"]), ValueError, 'features: "x1" is listed twice'),
     (dict(step_size=[1]), TypeError, "setting step_size"),
+    (dict(warmup=-1), ValueError, "warmup: expected a whole number >= 0, got -1"),
+    (dict(seed=1.5), ValueError, "seed: expected a whole number >= 0, got 1.5"),
 ])
 def test_errors_name_the_input(logistic, kwargs, error, text):
     with pytest.raises(error) as e:
