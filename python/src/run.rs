@@ -146,19 +146,6 @@ pub fn unknown(what: &str, name: &str) -> String {
     format!("unknown {what} `{name}` (available: {})", names.join(", "))
 }
 
-/// Threads per full-data pass: the cores left over when each chain has one, as `tallmc run`
-/// (`TALLMC_PASS_THREADS` overrides; the draws do not depend on it).
-fn pass_threads(chains: usize) -> usize {
-    if let Some(t) = std::env::var("TALLMC_PASS_THREADS")
-        .ok()
-        .and_then(|v| v.parse::<usize>().ok())
-    {
-        return t.max(1);
-    }
-    let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
-    (cores / chains.max(1)).max(1)
-}
-
 /// Check the request, build the table, the model and chain 0 (the slow part of set-up: mode
 /// search, step-size heuristics, pilot runs). Errors are one line.
 pub fn prepare(req: &mut Request) -> Result<Prepared, String> {
@@ -237,7 +224,7 @@ pub fn prepare(req: &mut Request) -> Result<Prepared, String> {
         .map_err(|e| describe(&e, req, Some(&settings)))?;
     let model_seconds = t_model.elapsed().as_secs_f64();
     drop(table);
-    let threads = pass_threads(req.chains);
+    let threads = tallmc_cli::parallel::pass_threads(req.chains);
     if threads > 1 {
         if let Some(m) = Arc::get_mut(&mut model) {
             m.set_parallel(Arc::new(tallmc_cli::parallel::Threads::new(threads)));
