@@ -2,8 +2,9 @@
 #
 #   make build   release CLI (target/release/tallmc) and the playground's wasm (www/pkg)
 #   make serve   build, then serve www/ on http://127.0.0.1:$(PORT)/ (default 8080)
-#   make test    every test: fmt, clippy, Rust tests, no_std targets, browser tests
+#   make test    every test: fmt, clippy, Rust tests, no_std targets, browser tests, Python tests
 #   make npm     the npm package `tallmc` (www/npm/): target/npm/tallmc-<version>.tgz
+#   make python  the Python wheel (target/wheels) in the venv target/venv (created if missing)
 #   make fuzz    the fuzz targets (tests/tests/fuzz.rs, tests/browser/url-params.test.mjs) with
 #                FUZZ_CASES (10^6) generated inputs each
 
@@ -21,7 +22,7 @@ RUST_TARGETS := wasm32-unknown-unknown thumbv7em-none-eabihf
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: build serve test deps rust-targets wasm-bindgen-cli wasm-pack node-deps chromium cli wasm \
-        vendor rust-checks browser-test bench fuzz npm
+        vendor rust-checks browser-test bench fuzz npm python python-venv python-test
 
 build: cli wasm vendor
 
@@ -29,20 +30,26 @@ serve: build
 	@echo "tallmc playground: http://$(HOST):$(PORT)/"
 	node www/serve.mjs --root www --host $(HOST) --port $(PORT)
 
-test: deps rust-checks build browser-test
+test: deps rust-checks build browser-test python-test
 
 # ---------------------------------------------------------------------------------------------
 # Tests
 
+# tallmc-python has no Rust tests (python/tests test it, and maturin builds it for python-test).
 rust-checks: rust-targets
 	$(CARGO) fmt --all -- --check
 	$(NICE) $(CARGO) clippy --workspace --all-targets -- -D warnings
-	$(NICE) $(CARGO) test --workspace --release
+	$(NICE) $(CARGO) test --workspace --release --exclude tallmc-python
 	$(NICE) $(CARGO) build -p tallmc-core --target wasm32-unknown-unknown
 	$(NICE) $(CARGO) build -p tallmc-core --target thumbv7em-none-eabihf
 
 browser-test: node-deps chromium build npm
 	TALLMC_NPM_TARBALL=$(NPM_TARBALL) node --test --test-concurrency=1 tests/browser/
+
+# The Python package's tests (python/tests): the same draws as the CLI, the API, Ctrl-C, the
+# built wheel in a fresh venv, and the Dask example on a local cluster.
+python-test: cli python
+	$(NICE) $(VENV)/bin/python -m pytest python/tests -q
 
 # CSV parsing, settings, the web bindings and the playground's URL parameters driven by generated
 # input (seeded; one line per target with its counts and duration). `make test` runs 3 000 cases
@@ -84,8 +91,32 @@ vendor: node-deps
 	mkdir -p www/vendor
 	cp node_modules/uplot/dist/uPlot.esm.js node_modules/uplot/dist/uPlot.min.css www/vendor/
 
+# The Python package: maturin builds the abi3 wheel (CPython >= 3.11) into target/wheels, then it
+# is installed into the venv. Cargo builds the extension like the other crates (crates.io).
+VENV ?= target/venv
+PYTHON ?= python3
+PY_DEPS := maturin numpy pandas polars arviz pytest tqdm "dask[distributed]"
+
+python: python-venv
+	rm -f target/wheels/tallmc-*.whl
+	$(NICE) $(VENV)/bin/maturin build --quiet --release -m python/Cargo.toml --out target/wheels
+	$(VENV)/bin/python -m pip install --quiet --force-reinstall --no-deps target/wheels/tallmc-*.whl
+
 # ---------------------------------------------------------------------------------------------
 # Installers: each checks first and does nothing when the tool is present.
+
+python-venv:
+	@if [ ! -x $(VENV)/bin/python ]; then \
+	  $(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
+	    { echo "make: the Python package needs Python 3.11 or newer ($(PYTHON) is older; PYTHON=... to pick one)"; exit 1; }; \
+	  $(PYTHON) -m venv $(VENV) || \
+	    { echo "make: cannot create the venv $(VENV) ($(PYTHON) -m venv failed; apt-get install python3-venv)"; exit 1; }; \
+	fi
+	@if [ ! -x $(VENV)/bin/maturin ] || ! $(VENV)/bin/python -c 'import numpy, pandas, polars, arviz, pytest, tqdm, distributed' 2>/dev/null; then \
+	  echo "installing the Python packages into $(VENV): $(PY_DEPS)"; \
+	  $(VENV)/bin/python -m pip install --quiet $(PY_DEPS) || \
+	    { echo "make: cannot install the Python packages (pip install failed; see above)"; exit 1; }; \
+	fi
 
 deps: rust-targets wasm-bindgen-cli wasm-pack node-deps chromium
 

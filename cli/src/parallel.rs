@@ -43,3 +43,17 @@ impl ParallelFor for Threads {
         self.threads
     }
 }
+
+/// Threads per full-data pass when `chains` chains run at once, one thread each: the cores left
+/// over (`TALLMC_PASS_THREADS` overrides; 1 = no splitting). Used by `tallmc run` and the Python
+/// package; the draws do not depend on it.
+pub fn pass_threads(chains: usize) -> usize {
+    if let Some(t) = std::env::var("TALLMC_PASS_THREADS")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+    {
+        return t.max(1);
+    }
+    let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
+    (cores / chains.max(1)).max(1)
+}

@@ -1,6 +1,6 @@
 //! Running the chains: one thread per chain with its progress bar, each streaming its rows of
 //! draws.csv and stats.csv to a part file as it samples (so the run's memory does not grow with
-//! `--draws`), and the threads left for full-data passes.
+//! `--draws`); the threads left for full-data passes are `tallmc_cli::parallel::pass_threads`.
 
 use super::*;
 
@@ -137,17 +137,4 @@ pub(super) fn run_one(
         t_warmup: t_warm_end.duration_since(t_start).as_secs_f64(),
         t_sampling: t_end.duration_since(t_warm_end).as_secs_f64(),
     })
-}
-
-/// Threads per full-data pass: the cores left over when each chain has one
-/// (`TALLMC_PASS_THREADS` overrides; 1 = no splitting).
-pub(super) fn pass_threads(chains: usize) -> usize {
-    if let Some(t) = std::env::var("TALLMC_PASS_THREADS")
-        .ok()
-        .and_then(|v| v.parse::<usize>().ok())
-    {
-        return t.max(1);
-    }
-    let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
-    (cores / chains.max(1)).max(1)
 }

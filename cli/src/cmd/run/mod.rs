@@ -239,7 +239,7 @@ pub fn run(a: &RunArgs) -> Result<(), CliError> {
         registry::build_model(&a.model, &table, &spec, &settings).map_err(|e| ctx.describe(&e))?;
     let model_seconds = t_model.elapsed().as_secs_f64();
     // Cores beyond one per chain split each full-data pass (bit-identical results).
-    let pass_threads = pass_threads(a.chains);
+    let pass_threads = tallmc_cli::parallel::pass_threads(a.chains);
     if pass_threads > 1 {
         if let Some(m) = std::sync::Arc::get_mut(&mut model) {
             m.set_parallel(std::sync::Arc::new(tallmc_cli::parallel::Threads::new(

@@ -1,0 +1,213 @@
+"""The Python API: the registry listings, the data formats (and that float64 columns are not
+copied on the Python side), settings and errors, progress, the GIL."""
+
+import subprocess
+import sys
+import threading
+import time
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import tallmc
+from conftest import read_csv
+
+RUN = dict(model="logistic", response="y", sampler="nuts", chains=2, warmup=100, draws=100,
+           seed=4, progress=False)
+
+
+@pytest.fixture(scope="module")
+def logistic(data_dir):
+    return pd.DataFrame(read_csv(data_dir / "logistic.csv"))
+
+
+def draws_of(idata):
+    return np.stack([idata.posterior[v].values for v in idata.posterior.data_vars])
+
+
+def test_registry_matches_the_cli_listing(cli):
+    """Every sampler and model of `tallmc samplers` / `tallmc models`, each setting with the
+    CLI's range text and description."""
+    for listing, entries in [("samplers", tallmc.samplers()), ("models", tallmc.models())]:
+        text = subprocess.run([str(cli), listing], check=True, capture_output=True,
+                              text=True).stdout
+        names = [line.split()[0] for line in text.splitlines() if line and not line[0].isspace()]
+        assert [e["name"] for e in entries] == names
+        blocks = dict(zip(names, text.split("\n\n")))
+        for e in entries:
+            block = blocks[e["name"]]
+            assert e["description"] in block
+            for p in e["params"]:
+                line = next(ln for ln in block.splitlines()
+                            if ln.strip().startswith(f"--set {p['key']}=…"))
+                assert p["range"] in line, (e["name"], p["key"], p["range"], line)
+                shown = line.rsplit("default ", 1)[1].strip()
+                default = p["default"]
+                if isinstance(default, bool):
+                    assert shown == str(default).lower(), line
+                elif isinstance(default, (int, float)):
+                    assert float(shown) == default, line
+                else:
+                    assert shown == default, line
+                assert p["description"] in block
+    ecs = next(s for s in tallmc.samplers() if s["name"] == "hmc-ecs")
+    assert not ecs["signed"]
+    m = next(p for p in ecs["params"] if p["key"] == "m")
+    assert m["type"] == "int" and m["default"] == "auto"
+    logistic = next(m for m in tallmc.models() if m["name"] == "logistic")
+    assert logistic["regression"]
+    assert {p["key"] for p in logistic["params"]} >= {"prior_scale"}
+
+
+def unaligned(a):
+    raw = np.zeros(a.nbytes + 1, dtype=np.uint8)
+    b = raw[1:].view(np.float64)
+    b[:] = a
+    assert not b.flags["ALIGNED"]
+    return b
+
+
+def test_data_formats_give_the_same_draws(logistic):
+    ref = draws_of(tallmc.sample(logistic, **RUN))
+    x = logistic[["x1", "x2"]].to_numpy()
+    y = logistic["y"].to_numpy()
+    pl = pytest.importorskip("polars")
+    for data, extra in [
+        ({k: logistic[k].to_numpy() for k in logistic.columns}, {}),
+        ((x, y), {}),
+        (np.asfortranarray(logistic.to_numpy()), {"columns": list(logistic.columns)}),
+        (np.ascontiguousarray(logistic.to_numpy()), {"columns": list(logistic.columns)}),
+        (pl.DataFrame({k: logistic[k].to_numpy() for k in logistic.columns}), {}),
+        # Unaligned memory (as unpickled from out-of-band buffers) is copied to aligned.
+        ({k: unaligned(logistic[k].to_numpy()) for k in logistic.columns}, {}),
+        # An integer response is converted.
+        (logistic.assign(y=logistic["y"].astype(np.int64)), {}),
+    ]:
+        assert np.array_equal(draws_of(tallmc.sample(data, **extra, **RUN)), ref), type(data)
+
+
+def test_float64_columns_are_not_copied_in_python(logistic):
+    names, cols = tallmc._columns(logistic)
+    for name, col in zip(names, cols):
+        assert np.shares_memory(col, logistic[name].to_numpy())
+    f = np.asfortranarray(logistic.to_numpy())
+    _, cols = tallmc._columns(f, list(logistic.columns))
+    assert all(np.shares_memory(c, f) for c in cols)
+    pl = pytest.importorskip("polars")
+    pdf = pl.DataFrame({k: logistic[k].to_numpy() for k in logistic.columns})
+    _, cols = tallmc._columns(pdf)
+    for c, s in zip(cols, pdf.get_columns()):
+        assert np.shares_memory(c, s.to_numpy())
+
+
+def test_settings_reach_the_sampler(logistic):
+    idata = tallmc.sample(logistic, **dict(RUN, sampler="hmc"), step_size=0.05, L=7, jitter=0.0)
+    assert np.all(idata.sample_stats["step_size"].values == 0.05)
+    assert np.all(idata.sample_stats["n_steps"].values == 7)
+    assert idata.attrs["settings"] == '{"L": "7", "jitter": "0.0", "step_size": "0.05"}'
+
+
+@pytest.mark.parametrize("kwargs, error, text", [
+    (dict(sampler="no-such"), ValueError, "unknown sampler `no-such` (available: rwmh"),
+    (dict(model="no-such"), ValueError, "unknown model `no-such`"),
+    (dict(colour=3), ValueError, "unknown setting `colour` for model `logistic` and sampler `nuts`"),
+    (dict(step_size=-1.0), ValueError, "setting step_size=-1.0"),
+    (dict(metric="sparse"), ValueError, "setting metric=sparse"),
+    (dict(response="z"), ValueError, 'no column "z" for response'),
+    (dict(response=None), ValueError, "response=COLUMN is required for model `logistic`"),
+    (dict(sampler="pmmh"), ValueError, "pmmh"),
+    (dict(chains=0), ValueError, "chains: 0 is outside [1, 1024]"),
+    (dict(draws=0), ValueError, "draws: must be at least 1"),
+    (dict(features=["x1", "x1"]), ValueError, 'features: "x1" is listed twice'),
+    (dict(step_size=[1]), TypeError, "setting step_size"),
+    (dict(warmup=-1), ValueError, "warmup: expected a whole number >= 0, got -1"),
+    (dict(seed=1.5), ValueError, "seed: expected a whole number >= 0, got 1.5"),
+])
+def test_errors_name_the_input(logistic, kwargs, error, text):
+    with pytest.raises(error) as e:
+        tallmc.sample(logistic, **dict(RUN, **kwargs))
+    assert text in str(e.value)
+
+
+def test_bad_values_are_named_by_row_and_column(logistic):
+    bad = logistic.copy()
+    bad.loc[5, "x2"] = np.nan
+    with pytest.raises(ValueError, match='row 5, column "x2": value is not finite'):
+        tallmc.sample(bad, **RUN)
+    with pytest.raises(TypeError, match='column "x1": not numeric'):
+        tallmc.sample(logistic.assign(x1="a"), **RUN)
+
+
+def test_progress_callback_and_bar(logistic, capsys):
+    seen = []
+    tallmc.sample(logistic, **dict(RUN, progress=lambda done, total: seen.append((done, total))))
+    assert seen and all(t == 2 * (100 + 100) for _, t in seen)
+    assert [d for d, _ in seen] == sorted(d for d, _ in seen)
+    assert seen[-1][0] == 400
+    tallmc.sample(logistic, **dict(RUN, progress=True))
+    assert "tallmc nuts" in capsys.readouterr().err
+
+
+def test_progress_without_tqdm_is_a_stderr_line(logistic, capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "tqdm.auto", None)  # `from tqdm.auto import …` fails
+    tallmc.sample(logistic, **dict(RUN, progress=True))
+    assert "tallmc nuts: 400/400 iterations (100%)" in capsys.readouterr().err
+
+
+def test_netcdf_round_trip_keeps_the_attributes(logistic, tmp_path):
+    import arviz as az
+
+    idata = tallmc.sample(logistic, **RUN)
+    idata.to_netcdf(tmp_path / "run.nc")
+    back = az.from_netcdf(tmp_path / "run.nc")
+    assert back.posterior.attrs["sampler"] == "nuts"
+    assert back.attrs["grad_evals_total"] == idata.attrs["grad_evals_total"]
+    assert np.array_equal(draws_of(back), draws_of(idata))
+
+
+def test_an_exception_in_the_callback_stops_the_chains(logistic):
+    def boom(done, total):
+        raise RuntimeError("stop here")
+
+    with pytest.raises(RuntimeError, match="stop here"):
+        tallmc.sample(logistic, **dict(RUN, draws=10**7, progress=boom))
+    # The module is usable afterwards.
+    assert tallmc.sample(logistic, **RUN).posterior.sizes["draw"] == 100
+
+
+def test_the_gil_is_released_while_chains_run(logistic):
+    """A Python thread that sleeps 1 ms between steps (it needs the GIL to wake up) makes
+    progress while the chains run: the progress callback, called by the calling thread between
+    its 100 ms waits, reads its step count. Were the GIL held during those waits, the thread
+    could only run during the callbacks themselves (microseconds each, shorter than the 5 ms
+    switch interval) and would count a handful of steps by the third callback, not hundreds."""
+    steps = [0]
+    stop = threading.Event()
+
+    def sleeper():
+        while not stop.is_set() and steps[0] < 10_000:
+            time.sleep(0.001)
+            steps[0] += 1
+
+    t = threading.Thread(target=sleeper)
+    t.start()
+    seen = []
+    try:
+        tallmc.sample(logistic, **dict(RUN, draws=3000, chains=1,
+                                       progress=lambda d, tot: seen.append(steps[0])))
+    finally:
+        stop.set()
+        t.join()
+    assert len(seen) >= 3, "the run was too short to tell"
+    assert seen[2] >= 20, seen
+
+
+def test_chains_split_over_calls_with_first_chain(logistic):
+    import arviz as az
+
+    ref = tallmc.sample(logistic, **dict(RUN, chains=3))
+    parts = [tallmc.sample(logistic, **dict(RUN, chains=1), first_chain=c) for c in range(3)]
+    joined = az.concat(parts, dim="chain")
+    assert list(joined.posterior["chain"].values) == [0, 1, 2]
+    assert np.array_equal(draws_of(joined), draws_of(ref))
