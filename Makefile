@@ -35,7 +35,7 @@ test: deps rust-checks build browser-test python-test
 # ---------------------------------------------------------------------------------------------
 # Tests
 
-# tallmc-python has no Rust tests (python/tests test it, and maturin builds it for python-test).
+# tallmc-python has no Rust tests (cli/python/tests test it, and maturin builds it for python-test).
 rust-checks: rust-targets
 	$(CARGO) fmt --all -- --check
 	$(NICE) $(CARGO) clippy --workspace --all-targets -- -D warnings
@@ -46,10 +46,10 @@ rust-checks: rust-targets
 browser-test: node-deps chromium build npm
 	TALLMC_NPM_TARBALL=$(NPM_TARBALL) node --test --test-concurrency=1 tests/browser/
 
-# The Python package's tests (python/tests): the same draws as the CLI, the API, Ctrl-C, the
+# The Python package's tests (cli/python/tests): the same draws as the CLI, the API, Ctrl-C, the
 # built wheel in a fresh venv, and the Dask example on a local cluster.
 python-test: cli python
-	$(NICE) $(VENV)/bin/python -m pytest python/tests -q
+	$(NICE) $(VENV)/bin/python -m pytest cli/python/tests -q
 
 # CSV parsing, settings, the web bindings and the playground's URL parameters driven by generated
 # input (seeded; one line per target with its counts and duration). `make test` runs 3 000 cases
@@ -99,7 +99,7 @@ PY_DEPS := maturin numpy pandas polars arviz pytest tqdm "dask[distributed]"
 
 python: python-venv
 	rm -f target/wheels/tallmc-*.whl
-	$(NICE) $(VENV)/bin/maturin build --quiet --release -m python/Cargo.toml --out target/wheels
+	$(NICE) $(VENV)/bin/maturin build --quiet --release -m cli/python/Cargo.toml --out target/wheels
 	$(VENV)/bin/python -m pip install --quiet --force-reinstall --no-deps target/wheels/tallmc-*.whl
 
 # ---------------------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""python/examples/dask_chains.py on a local Dask cluster of two worker processes: chains as
+"""cli/python/examples/dask_chains.py on a local Dask cluster of two worker processes: chains as
 tasks give the draws of one multi-chain call, and each configuration of a compare grid gives the
 draws of the same call made locally."""
 
@@ -16,7 +16,7 @@ distributed = pytest.importorskip("distributed")
 
 
 def load_example():
-    path = ROOT / "python" / "examples" / "dask_chains.py"
+    path = ROOT / "cli" / "python" / "examples" / "dask_chains.py"
     spec = importlib.util.spec_from_file_location("dask_chains", path)
     module = importlib.util.module_from_spec(spec)
     sys.modules["dask_chains"] = module

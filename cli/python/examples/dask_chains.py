@@ -1,7 +1,7 @@
 """Many chains, and a grid of samplers, as Dask tasks over the tallmc Python package.
 
-    python python/examples/dask_chains.py data.csv                  # a LocalCluster here
-    python python/examples/dask_chains.py data.csv tcp://host:8786  # an existing cluster
+    python cli/python/examples/dask_chains.py data.csv                  # a LocalCluster here
+    python cli/python/examples/dask_chains.py data.csv tcp://host:8786  # an existing cluster
 
 Every task is one `tallmc.sample` call: its chains run on the worker's threads with the GIL
 released, so a worker with k threads per task and k cores runs k chains at once. The data frame
@@ -15,7 +15,7 @@ machine's memory", for what is planned beyond that).
   draw (ESS per 1000 gradient evaluations, per second, data fraction per iteration), as the
   playground's Compare samplers section.
 
-python/tests/test_dask_example.py runs both on a LocalCluster of two worker processes.
+cli/python/tests/test_dask_example.py runs both on a LocalCluster of two worker processes.
 """
 
 import json

@@ -1,6 +1,6 @@
 """The built wheel in a fresh venv: `pip install` of target/wheels/tallmc-*.whl (its runtime
 dependencies from the package index, through pip's cache) and pandas, then the README's
-notebook-style script (python/examples/quickstart.py) fits a logistic regression with hmc-ecs;
+notebook-style script (cli/python/examples/quickstart.py) fits a logistic regression with hmc-ecs;
 its `arviz.summary` must equal the CLI's summary.csv for the same data and seed."""
 
 import csv
@@ -32,7 +32,7 @@ def test_fresh_venv_quickstart_matches_the_cli(cli, data_dir, tmp_path):
 
     data = data_dir / "logistic.csv"
     out = tmp_path / "summary-python.csv"
-    subprocess.run([str(py), str(ROOT / "python" / "examples" / "quickstart.py"), str(data),
+    subprocess.run([str(py), str(ROOT / "cli" / "python" / "examples" / "quickstart.py"), str(data),
                     str(out)], check=True, capture_output=True, text=True, cwd=tmp_path)
     cli_out = run_cli(cli, data, tmp_path / "cli", model="logistic", sampler="hmc-ecs",
                       chains=4, warmup=1000, draws=1000, seed=1, response="y")

@@ -1,5 +1,5 @@
 //! `tallmc._tallmc`: the extension module behind the `tallmc` Python package
-//! (python/tallmc/__init__.py turns DataFrames into columns and the result into ArviZ
+//! (cli/python/tallmc/__init__.py turns DataFrames into columns and the result into ArviZ
 //! `InferenceData`).
 //!
 //! - `samplers()`, `models()`: the core registry with every setting's key, description,

@@ -5,7 +5,7 @@
 //! [`registry::build_reported_chain`] on the stream `chain_rng(seed, c)` (chain 0 first, on the
 //! calling thread, so that bad settings are refused before any thread starts), and each chain
 //! runs warm-up then sampling as [`tallmc_core::chain::run_chain`] does. So the same seed gives
-//! the same draws as the command line (python/tests/test_cli_parity.py checks it bit for bit).
+//! the same draws as the command line (cli/python/tests/test_cli_parity.py checks it bit for bit).
 //! Unlike `run_chain`, the loop here also reads a stop flag between iterations (Ctrl-C).
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

@@ -198,7 +198,7 @@ def sample(
         each chain runs on its own thread).
     first_chain: chain c of this call uses the stream (seed, first_chain + c) and is labelled
         chain first_chain + c: ``chains=1, first_chain=k`` gives chain k of a ``chains=K`` run,
-        so chains can run as separate tasks (python/examples/dask_chains.py) and be joined with
+        so chains can run as separate tasks (cli/python/examples/dask_chains.py) and be joined with
         ``arviz.concat(..., dim="chain")``.
     features: feature columns (default: every column but the response). intercept, standardize:
         as the command line's ``--no-intercept`` and ``--standardize``.

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 CLI = Path(os.environ.get("TALLMC_CLI", ROOT / "target" / "release" / "tallmc"))
 
 
