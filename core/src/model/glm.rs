@@ -130,6 +130,133 @@ const WHITEN_BUDGET: f64 = 5e8;
 /// matrices (the negative Hessian, its factor; 32 MB each at d = 2000) and factors them.
 pub const WHITEN_MAX_DIM: usize = 2000;
 
+/// A mode search and Laplace map for [`Glm::whiten`] and the linear model with unknown noise.
+pub(crate) struct LaplaceMap {
+    /// The mode search's result (mode, negative Hessian, cost).
+    pub mode: crate::optim::ModeResult,
+    /// θ = θ̂ + C⁻ᵀz.
+    pub map: AffineMap,
+    /// Rows the mode and Hessian used.
+    pub rows: usize,
+    /// Ridge added to the precision's diagonal (0: none).
+    pub ridge: f64,
+}
+
+/// The mode θ̂ of `model`'s posterior from `start` (Newton; on an evenly spaced subset of
+/// ⌊[`WHITEN_BUDGET`]/p²⌋ rows with the likelihood scaled by n/m on tall data) and the map
+/// θ = θ̂ + C⁻ᵀz with CCᵀ the negative Hessian there (a small ridge when rounding made it
+/// indefinite). `decouple_last`: the last coordinate's cross terms are dropped from the
+/// precision (block-diagonal C; any C gives an exact reparametrisation). Errors are the
+/// `failed` (or, above [`WHITEN_MAX_DIM`], `none`) [`ReparamInfo`] to record.
+pub(crate) fn laplace_map(
+    model: &dyn DataModel,
+    start: &[f64],
+    decouple_last: bool,
+) -> Result<LaplaceMap, ReparamInfo> {
+    let (n, d) = (model.n(), model.dim());
+    if d > WHITEN_MAX_DIM {
+        return Err(ReparamInfo {
+            kind: "none",
+            note: alloc::format!(
+                "d = {d} parameters is above {WHITEN_MAX_DIM}: too many to whiten (dense d × d \
+                 matrices); sampled as given"
+            ),
+            rows_used: 0,
+            cost: Default::default(),
+            hess_evals: 0,
+        });
+    }
+    let rows = if (n as f64) * (d * d) as f64 <= WHITEN_BUDGET {
+        n
+    } else {
+        // At least 10·d rows when the data has them (never more than n: wide data with
+        // few rows once made this clamp panic).
+        ((WHITEN_BUDGET / (d * d) as f64) as usize)
+            .max(d.max(1) * 10)
+            .min(n)
+    };
+    let opts = ModeOptions {
+        max_iter: 100,
+        grad_tol: 1e-8,
+        ..ModeOptions::default()
+    };
+    let found = if rows == n {
+        find_mode(model, start, &opts)
+    } else {
+        let subset: Vec<usize> = (0..rows).map(|k| (k * n) / rows).collect();
+        find_mode_subset(model, &subset, start, &opts)
+    };
+    let fail = |note: String| ReparamInfo {
+        kind: "failed",
+        note,
+        rows_used: rows,
+        cost: Default::default(),
+        hess_evals: 0,
+    };
+    let res = match found {
+        Ok(r) => r,
+        Err(e) => {
+            return Err(fail(alloc::format!(
+                "no mode found ({e}); sampled as given"
+            )))
+        }
+    };
+    let mut precision = res.neg_hessian.clone();
+    if decouple_last && d > 0 {
+        let l = d - 1;
+        for j in 0..l {
+            precision[j * d + l] = 0.0;
+            precision[l * d + j] = 0.0;
+        }
+    }
+    // P, with a small ridge if rounding made it indefinite.
+    let mut map = AffineMap::from_mode_and_precision(&res.mode, &precision);
+    let mean_diag = (0..d).map(|j| math::abs(precision[j * d + j])).sum::<f64>() / d.max(1) as f64;
+    let mut ridge = 0.0;
+    for r in [1e-10, 1e-7, 1e-4] {
+        if map.is_ok() {
+            break;
+        }
+        ridge = r * mean_diag;
+        let mut p = precision.clone();
+        for j in 0..d {
+            p[j * d + j] += ridge;
+        }
+        map = AffineMap::from_mode_and_precision(&res.mode, &p);
+    }
+    match map {
+        Ok(map) => Ok(LaplaceMap {
+            mode: res,
+            map,
+            rows,
+            ridge,
+        }),
+        Err(_) => {
+            let mut info = fail(String::from(
+                "the negative Hessian at the mode is not positive definite (a flat or \
+                 unidentified direction); sampled as given",
+            ));
+            info.cost = res.cost();
+            info.hess_evals = res.hess_evals;
+            Err(info)
+        }
+    }
+}
+
+/// The note of an applied whitening (for run.json and the page).
+pub(crate) fn whiten_note(w: &LaplaceMap, n: usize) -> String {
+    alloc::format!(
+        "θ = θ̂ + C⁻ᵀz from the mode and Hessian of {} ({} Newton iterations{})",
+        if w.rows == n {
+            String::from("all rows")
+        } else {
+            alloc::format!("{} evenly spaced rows (likelihood scaled by n/m)", w.rows)
+        },
+        w.mode.iterations,
+        if w.ridge > 0.0 { ", ridge added" } else { "" },
+    )
+}
+
 impl<F: GlmFamily> Glm<F> {
     /// A GLM over `design`.
     pub fn new(design: Design, family: F, prior: Prior) -> Self {
@@ -165,105 +292,31 @@ impl<F: GlmFamily> Glm<F> {
             return self;
         }
         let (n, d) = (self.design.n, self.design.d);
-        if d > WHITEN_MAX_DIM {
-            return self.not_whitened(&alloc::format!(
-                "d = {d} parameters is above {WHITEN_MAX_DIM}: too many to whiten (dense d × d \
-                 matrices); sampled as given"
-            ));
-        }
-        let rows = if (n as f64) * (d * d) as f64 <= WHITEN_BUDGET {
-            n
-        } else {
-            // At least 10·d rows when the data has them (never more than n: wide data with
-            // few rows once made this clamp panic).
-            ((WHITEN_BUDGET / (d * d) as f64) as usize)
-                .max(d.max(1) * 10)
-                .min(n)
-        };
-        let opts = ModeOptions {
-            max_iter: 100,
-            grad_tol: 1e-8,
-            ..ModeOptions::default()
-        };
-        let start = vec![0.0; d];
-        let found = if rows == n {
-            find_mode(&self, &start, &opts)
-        } else {
-            let subset: Vec<usize> = (0..rows).map(|k| (k * n) / rows).collect();
-            find_mode_subset(&self, &subset, &start, &opts)
-        };
-        let fail = |note: String| ReparamInfo {
-            kind: "failed",
-            note,
-            rows_used: rows,
-            cost: Default::default(),
-            hess_evals: 0,
-        };
-        let res = match found {
-            Ok(r) => r,
-            Err(e) => {
-                self.reparam = Some(fail(alloc::format!(
-                    "no mode found ({e}); sampled as given"
-                )));
-                return self;
-            }
-        };
-        // P, with a small ridge if rounding made it indefinite.
-        let mut map = AffineMap::from_mode_and_precision(&res.mode, &res.neg_hessian);
-        let mean_diag = (0..d)
-            .map(|j| math::abs(res.neg_hessian[j * d + j]))
-            .sum::<f64>()
-            / d.max(1) as f64;
-        let mut ridge = 0.0;
-        for r in [1e-10, 1e-7, 1e-4] {
-            if map.is_ok() {
-                break;
-            }
-            ridge = r * mean_diag;
-            let mut p = res.neg_hessian.clone();
-            for j in 0..d {
-                p[j * d + j] += ridge;
-            }
-            map = AffineMap::from_mode_and_precision(&res.mode, &p);
-        }
-        let map = match map {
-            Ok(m) => m,
-            Err(_) => {
-                let mut info = fail(String::from(
-                    "the negative Hessian at the mode is not positive definite (a flat or \
-                     unidentified direction); sampled as given",
-                ));
-                info.cost = res.cost();
-                info.hess_evals = res.hess_evals;
+        let w = match laplace_map(&self, &vec![0.0; d], false) {
+            Ok(w) => w,
+            Err(info) => {
                 self.reparam = Some(info);
                 return self;
             }
         };
         let mut offset = Vec::with_capacity(n);
         for row in self.design.x.chunks_exact_mut(d.max(1)) {
-            offset.push(row.iter().zip(&res.mode).map(|(a, b)| a * b).sum());
-            map.grad_to_sampler(row);
+            offset.push(row.iter().zip(&w.mode.mode).map(|(a, b)| a * b).sum());
+            w.map.grad_to_sampler(row);
         }
-        let mut note = alloc::format!(
-            "θ = θ̂ + C⁻ᵀz from the mode and Hessian of {} ({} Newton iterations{})",
-            if rows == n {
-                String::from("all rows")
-            } else {
-                alloc::format!("{rows} evenly spaced rows (likelihood scaled by n/m)")
-            },
-            res.iterations,
-            if ridge > 0.0 { ", ridge added" } else { "" },
-        );
-        if d == 0 {
-            note = String::from("no parameters");
-        }
+        let note = if d == 0 {
+            String::from("no parameters")
+        } else {
+            whiten_note(&w, n)
+        };
         self.reparam = Some(ReparamInfo {
             kind: "whiten",
             note,
-            rows_used: rows,
-            cost: res.cost(),
-            hess_evals: res.hess_evals,
+            rows_used: w.rows,
+            cost: w.mode.cost(),
+            hess_evals: w.mode.hess_evals,
         });
+        let map = w.map;
         self.offset = Some(offset);
         self.map = Some(map);
         self

@@ -10,8 +10,9 @@
 //! ℓᵢ(θ) = ½ u − ½ eᵘ (yᵢ − xᵢᵀβ)²,
 //! log p(θ) = log p(β) + a u − b eᵘ   (Gamma(a, b) on τ, rate b, log-Jacobian u included).
 
-use super::glm::{GaussianNoise, Glm};
+use super::glm::{laplace_map, whiten_note, GaussianNoise, Glm};
 use super::prior::Prior;
+use super::reparam::{AffineMap, ReparamInfo};
 use super::DataModel;
 use crate::data::Design;
 use crate::error::Error;
@@ -103,9 +104,15 @@ pub fn conjugate_posterior(
 
 /// Linear regression with unknown noise precision τ ~ Gamma(shape a, rate b); the parameter
 /// `log_tau` = log τ comes last.
+///
+/// After [`LinearUnknownNoise::whiten`] the model is the same posterior in whitened coordinates
+/// z = (z_β, z_u): β = β̂ + C_β⁻ᵀz_β and u = û + z_u/c_u, from the mode and the negative Hessian
+/// there with the (β, u) cross terms dropped (they vanish at the mode up to the prior's pull:
+/// Σᵢ xᵢrᵢ = 0 there without a prior). The rows are transformed once in place, x̃ᵢ = C_β⁻¹xᵢ,
+/// with offsets oᵢ = xᵢᵀβ̂, so rᵢ = yᵢ − oᵢ − x̃ᵢᵀz_β and a per-datum evaluation stays O(d).
 #[derive(Debug, Clone)]
 pub struct LinearUnknownNoise {
-    /// Data.
+    /// Data (whitened rows after [`LinearUnknownNoise::whiten`]).
     pub design: Design,
     /// Prior on the coefficients β.
     pub prior: Prior,
@@ -113,6 +120,12 @@ pub struct LinearUnknownNoise {
     pub shape: f64,
     /// Gamma rate b (> 0).
     pub rate: f64,
+    offset: Option<Vec<f64>>,
+    map: Option<AffineMap>,
+    reparam: Option<ReparamInfo>,
+    /// u = u_shift + u_scale·z_u (whitened; 0 and 1 otherwise).
+    u_shift: f64,
+    u_scale: f64,
 }
 
 impl LinearUnknownNoise {
@@ -125,6 +138,11 @@ impl LinearUnknownNoise {
             prior,
             shape,
             rate,
+            offset: None,
+            map: None,
+            reparam: None,
+            u_shift: 0.0,
+            u_scale: 1.0,
         })
     }
 
@@ -135,7 +153,95 @@ impl LinearUnknownNoise {
         for k in 0..row.len() {
             s += row[k] * theta[k];
         }
-        self.design.y[i] - s
+        match &self.offset {
+            Some(o) => self.design.y[i] - (o[i] + s),
+            None => self.design.y[i] - s,
+        }
+    }
+
+    /// u = log τ at the position (`theta[d]`, or û + z_u/c_u when whitened).
+    #[inline]
+    fn log_tau(&self, theta: &[f64]) -> f64 {
+        let z = theta[self.design.d];
+        if self.map.is_some() {
+            self.u_shift + self.u_scale * z
+        } else {
+            z
+        }
+    }
+
+    /// The same posterior in whitened coordinates (see the type's documentation; the mode
+    /// search and fall-backs are [`Glm::whiten`]'s). Calling it twice whitens once.
+    pub fn whiten(mut self) -> Self {
+        if self.map.is_some() {
+            return self;
+        }
+        let (n, d) = (self.design.n, self.design.d);
+        let start = self.initial_point();
+        let w = match laplace_map(&self, &start, true) {
+            Ok(w) => w,
+            Err(info) => {
+                self.reparam = Some(info);
+                return self;
+            }
+        };
+        let m = d + 1;
+        let mut full = vec![0.0; m];
+        let mut offset = Vec::with_capacity(n);
+        for row in self.design.x.chunks_exact_mut(d.max(1)) {
+            offset.push(row.iter().zip(&w.mode.mode).map(|(a, b)| a * b).sum());
+            if d > 0 {
+                full[..d].copy_from_slice(row);
+                full[d] = 0.0;
+                // C is block-diagonal: C⁻¹(x, 0) = (C_β⁻¹x, 0)
+                w.map.grad_to_sampler(&mut full);
+                row.copy_from_slice(&full[..d]);
+            }
+        }
+        // c_u = C[d][d]: z_u = c_u (u − û)
+        let mut e = vec![0.0; m];
+        e[d] = 1.0;
+        w.map.grad_to_sampler(&mut e);
+        self.u_shift = w.mode.mode[d];
+        self.u_scale = e[d];
+        self.reparam = Some(ReparamInfo {
+            kind: "whiten",
+            note: whiten_note(&w, n),
+            rows_used: w.rows,
+            cost: w.mode.cost(),
+            hess_evals: w.mode.hess_evals,
+        });
+        self.offset = Some(offset);
+        self.map = Some(w.map);
+        self
+    }
+
+    /// Record that whitening was not applied (`reparam=none`): `why` for run.json.
+    pub fn not_whitened(mut self, why: &str) -> Self {
+        self.reparam = Some(ReparamInfo {
+            kind: "none",
+            note: String::from(why),
+            rows_used: 0,
+            cost: Default::default(),
+            hess_evals: 0,
+        });
+        self
+    }
+
+    /// log p(θ) at the user's θ and its gradient (accumulated into `grad`).
+    fn user_log_prior_grad(&self, theta: &[f64], grad: &mut [f64]) -> f64 {
+        let d = self.design.d;
+        let u = theta[d];
+        let e = math::exp(u);
+        grad[d] += self.shape - self.rate * e;
+        self.prior.log_density_grad(&theta[..d], &mut grad[..d]) + self.shape * u - self.rate * e
+    }
+
+    /// log p(θ) at the user's θ.
+    fn user_log_prior(&self, theta: &[f64]) -> f64 {
+        let d = self.design.d;
+        let u = theta[d];
+        self.prior.log_density(&theta[..d]) + self.shape * u - self.rate * math::exp(u)
     }
 }
 
@@ -152,35 +258,67 @@ impl DataModel for LinearUnknownNoise {
         v
     }
     fn log_prior_grad(&self, theta: &[f64], grad: &mut [f64]) -> f64 {
-        let d = self.design.d;
-        let u = theta[d];
-        let e = math::exp(u);
-        grad[d] += self.shape - self.rate * e;
-        self.prior.log_density_grad(&theta[..d], &mut grad[..d]) + self.shape * u - self.rate * e
+        match &self.map {
+            None => self.user_log_prior_grad(theta, grad),
+            Some(map) => {
+                let m = theta.len();
+                let mut t = vec![0.0; 2 * m];
+                let (th, g) = t.split_at_mut(m);
+                map.to_user(theta, th);
+                let v = self.user_log_prior_grad(th, g);
+                map.grad_to_sampler(g);
+                for (a, b) in grad.iter_mut().zip(g.iter()) {
+                    *a += b;
+                }
+                v
+            }
+        }
     }
     fn log_prior(&self, theta: &[f64]) -> f64 {
-        let d = self.design.d;
-        let u = theta[d];
-        self.prior.log_density(&theta[..d]) + self.shape * u - self.rate * math::exp(u)
+        match &self.map {
+            None => self.user_log_prior(theta),
+            Some(map) => {
+                let mut th = vec![0.0; theta.len()];
+                map.to_user(theta, &mut th);
+                self.user_log_prior(&th)
+            }
+        }
     }
     fn log_prior_hess(&self, theta: &[f64], hess: &mut [f64]) {
         let d = self.design.d;
         let m = d + 1;
         let p = self.prior.precision();
-        for k in 0..d {
-            hess[k * m + k] -= p;
+        match &self.map {
+            None => {
+                for k in 0..d {
+                    hess[k * m + k] -= p;
+                }
+                hess[d * m + d] -= self.rate * math::exp(theta[d]);
+            }
+            Some(map) => {
+                // diag(−p, …, −b eᵘ) in θ is C⁻¹ diag(…) C⁻ᵀ in z
+                let mut h = vec![0.0; m * m];
+                for k in 0..d {
+                    h[k * m + k] = -p;
+                }
+                h[d * m + d] = -self.rate * math::exp(self.log_tau(theta));
+                let mut col = vec![0.0; m];
+                map.hessian_to_sampler(&mut h, &mut col);
+                for (a, b) in hess.iter_mut().zip(&h) {
+                    *a += b;
+                }
+            }
         }
-        hess[d * m + d] -= self.rate * math::exp(theta[d]);
     }
     #[inline]
     fn log_lik(&self, theta: &[f64], i: usize) -> f64 {
-        let u = theta[self.design.d];
+        let u = self.log_tau(theta);
         let r = self.resid(theta, i);
         0.5 * u - 0.5 * math::exp(u) * r * r
     }
     fn log_lik_grad(&self, theta: &[f64], i: usize, grad: &mut [f64]) -> f64 {
         let d = self.design.d;
-        let u = theta[d];
+        let u = self.log_tau(theta);
         let tau = math::exp(u);
         let r = self.resid(theta, i);
         let row = self.design.row(i);
@@ -188,28 +326,47 @@ impl DataModel for LinearUnknownNoise {
             grad[k] += tau * r * row[k];
         }
         let half_tr2 = 0.5 * tau * r * r;
-        grad[d] += 0.5 - half_tr2;
+        if self.map.is_some() {
+            grad[d] += self.u_scale * (0.5 - half_tr2);
+        } else {
+            grad[d] += 0.5 - half_tr2;
+        }
         0.5 * u - half_tr2
     }
     fn log_lik_hess(&self, theta: &[f64], i: usize, hess: &mut [f64]) {
         let d = self.design.d;
         let m = d + 1;
-        let tau = math::exp(theta[d]);
+        let tau = math::exp(self.log_tau(theta));
         let r = self.resid(theta, i);
         let row = self.design.row(i);
+        let s = if self.map.is_some() {
+            self.u_scale
+        } else {
+            1.0
+        };
         for a in 0..d {
             for b in 0..d {
                 hess[a * m + b] -= tau * row[a] * row[b];
             }
-            hess[a * m + d] += tau * r * row[a];
-            hess[d * m + a] += tau * r * row[a];
+            hess[a * m + d] += s * tau * r * row[a];
+            hess[d * m + a] += s * tau * r * row[a];
         }
-        hess[d * m + d] -= 0.5 * tau * r * r;
+        hess[d * m + d] -= s * s * 0.5 * tau * r * r;
     }
-    /// β = 0 and τ = 1/mean(yᵢ²) (the precision given β = 0), deterministic.
+    fn user_map(&self) -> Option<&AffineMap> {
+        self.map.as_ref()
+    }
+    fn reparam_info(&self) -> Option<&ReparamInfo> {
+        self.reparam.as_ref()
+    }
+    /// β = 0 and τ = 1/mean(yᵢ²) (the precision given β = 0), deterministic; when whitened,
+    /// z = 0 (the mode).
     fn initial_point(&self) -> Vec<f64> {
         let d = self.design.d;
         let mut v = vec![0.0; d + 1];
+        if self.map.is_some() {
+            return v;
+        }
         if self.design.n > 0 {
             let ms = self.design.y.iter().map(|y| y * y).sum::<f64>() / self.design.n as f64;
             if ms > 0.0 && ms.is_finite() {

@@ -33,14 +33,15 @@ pub const P_REPARAM: ParamSpec = ParamSpec {
     key: "reparam",
     description:
         "auto: sample in whitened coordinates θ = θ̂ + C⁻ᵀz (mode and Laplace precision CCᵀ; \
-                  exact, draws reported on θ; not for linear noise=gamma); none: sample θ as given",
+                  exact, draws reported on θ); none: sample θ as given",
     kind: ParamKind::Choice(&["auto", "none"]),
 };
 
 /// The `reparam` setting.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ReparamMode {
-    /// Whiten the models that support it (the GLMs), leave the others as they are.
+    /// Whiten the models that support it (the GLMs and `linear` with `noise=gamma`), leave
+    /// the others as they are.
     Auto,
     /// Sample in the model's own coordinates.
     None,

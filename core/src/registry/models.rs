@@ -362,7 +362,11 @@ pub fn build(
                 )?;
                 let a = linear::P_NOISE_PRIOR_SHAPE.real(settings)?;
                 let b = linear::P_NOISE_PRIOR_RATE.real(settings)?;
-                Ok(Arc::new(LinearUnknownNoise::new(d, prior, a, b)?))
+                let m = LinearUnknownNoise::new(d, prior, a, b)?;
+                Ok(Arc::new(match mode {
+                    ReparamMode::Auto => m.whiten(),
+                    ReparamMode::None => m.not_whitened("reparam=none"),
+                }))
             } else {
                 reject(
                     settings,
