@@ -596,7 +596,7 @@ fn pmmh_warmup_sets_a_full_proposal_covariance() {
 /// gradient (`subseq_len` = T) with N = 2.5·T particles, beyond it S = 40 and N = 200; with
 /// `step_size` auto the warm-up sets per-coordinate steps hᵢ ≤ 0.4/V̂ᵢ (the gradient-noise
 /// bound, V̂ᵢ reported as `grad_noise_i`), which replace the starting 0.1/T; an explicit
-/// step, or a warm-up shorter than 40 iterations, is kept as given.
+/// step, or a warm-up shorter than 100 iterations, is kept as given.
 #[test]
 fn pf_sgld_automatic_defaults() {
     let resolved = |c: &dyn tallmc_core::chain::Chain, k: &str| {
@@ -637,7 +637,13 @@ fn pf_sgld_automatic_defaults() {
     let c = build(600, &[], 100);
     assert_eq!(resolved(c.as_ref(), "subseq_len"), Some(40.0));
     assert_eq!(resolved(c.as_ref(), "particles"), Some(200.0));
-    for (pairs, warmup) in [(&["step_size=0.001"][..], 400), (&[][..], 30)] {
+    // the shortest warm-up that adapts
+    let c = build(200, &[], 100);
+    assert!(
+        resolved(c.as_ref(), "step_size_0").is_some(),
+        "warm-up 100 adapts"
+    );
+    for (pairs, warmup) in [(&["step_size=0.001"][..], 400), (&[][..], 99)] {
         let c = build(200, pairs, warmup);
         assert_eq!(
             resolved(c.as_ref(), "step_size_0"),

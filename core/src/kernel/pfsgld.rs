@@ -19,8 +19,9 @@
 //! then θ is reflected into the prior's support ([`crate::ssm::StateSpaceModel::reflect`]: φ at
 //! ±1 under the default φ ~ Uniform(−1, 1)), the discretisation of reflected Langevin dynamics.
 //!
-//! The thesis's Ch.3 form θ + ε(∇log p + ĝ)/T + N(0, 2ε/T) is this one with h = 2ε/T; the
-//! default step (`step_size` = auto) is its ε = 0.05, h = 0.1/T. B = 0 is the biased
+//! The thesis's Ch.3 form θ + ε(∇log p + ĝ)/T + N(0, 2ε/T) is this one with h = 2ε/T; with
+//! `step_size` = auto the chain starts at its ε = 0.05, h = 0.1/T, and the warm-up then sets
+//! per-coordinate steps ([`crate::sampler::pfsgld::PfSgldWarmup`]). B = 0 is the biased
 //! no-buffer estimator, S = T and B = 0 the full-sequence gradient. No Metropolis correction:
 //! the chain is approximate (`exact()` is false). A window whose log-likelihood estimate is not
 //! finite (a dead filter: every particle weight zero at some time point) gives no usable score:

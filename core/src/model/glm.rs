@@ -304,6 +304,10 @@ impl<F: GlmFamily> Glm<F> {
             offset.push(row.iter().zip(&w.mode.mode).map(|(a, b)| a * b).sum());
             w.map.grad_to_sampler(row);
         }
+        if d == 0 {
+            // no columns: no rows were visited above, and every offset is 0
+            offset = vec![0.0; n];
+        }
         let note = if d == 0 {
             String::from("no parameters")
         } else {

@@ -198,6 +198,10 @@ impl LinearUnknownNoise {
                 row.copy_from_slice(&full[..d]);
             }
         }
+        if d == 0 {
+            // no columns: no rows were visited above, and every offset is 0
+            offset = vec![0.0; n];
+        }
         // c_u = C[d][d]: z_u = c_u (u − û)
         let mut e = vec![0.0; m];
         e[d] = 1.0;

@@ -57,7 +57,7 @@ pub const STEP_INFLATION: f64 = 0.05;
 
 pub(crate) const P_STEP: ParamSpec = ParamSpec {
     key: "step_size",
-    description: "SGLD step h in θ + (h/2)ĝ + √h ξ; auto = per-coordinate steps set in warm-up from the posterior scale and the gradient noise (0.1/T before)",
+    description: "SGLD step h in θ + (h/2)ĝ + √h ξ; auto = per-coordinate steps set in warm-up (≥ 100 iterations) from the posterior scale and the gradient noise (0.1/T before, and throughout with a shorter warm-up)",
     kind: ParamKind::Real {
         default: f64::NAN,
         min: 0.0,
@@ -116,8 +116,8 @@ pub struct PfSgldOptions {
 pub type PfSgldChain = Driver<PfSgld, SeriesModel, PfSgldWarmup>;
 
 /// PF-SGLD's warm-up with `step_size` = auto: per-coordinate steps from the posterior scale and
-/// the gradient noise, set twice and then frozen (with an explicit `step_size`, or fewer than
-/// 40 warm-up iterations, nothing adapts).
+/// the gradient noise, set at the end of each of four windows and then frozen (with an explicit
+/// `step_size`, or fewer than [`MIN_ADAPT_WARMUP`] warm-up iterations, nothing adapts).
 ///
 /// # Formula
 /// For a Gaussian target of variance sᵢ² in coordinate i, SGLD with step hᵢ and gradient noise
@@ -126,22 +126,30 @@ pub type PfSgldChain = Driver<PfSgld, SeriesModel, PfSgldWarmup>;
 ///
 /// hᵢ = min(4·[`NOISE_INFLATION`]/V̂ᵢ, 4·[`STEP_INFLATION`]·ŝᵢ²),
 ///
-/// so that each inflates the variance by at most 10% and 5%, and the chain relaxes in
-/// 2ŝᵢ²/hᵢ ≥ 10 iterations; the kernel takes h = maxᵢ hᵢ with factors mᵢ = hᵢ/h.
-/// V̂ᵢ = ½·mean (ĝₜ − ĝₜ₋₁)ᵢ² over consecutive iterations of the first window (iterations
-/// (0.1, 0.15]·W, at the starting step 0.1/T, so θ hardly moves between them and the
-/// differences are the estimator's noise). ŝᵢ² is the variance of θᵢ in each of the windows
-/// ending at [`WINDOW_ENDS`] (0.15, 0.3, 0.5, 0.8 of the warm-up), and the steps are set at
-/// the end of each: a window run at too small a step sees less than the posterior's spread,
-/// and the next, at the step that spread allows, sees more.
+/// so that for uncorrelated coordinates each inflates the variance by at most 10% and 5%, and
+/// the chain relaxes in 2ŝᵢ²/hᵢ ≥ 10 iterations; the kernel takes h = maxᵢ hᵢ with factors
+/// mᵢ = hᵢ/h. Correlated coordinates make the direction of smallest variance stiffer than any
+/// ŝᵢ² says (discretisation inflation λ/4 with λ the largest eigenvalue of D^½ Σ̂⁻¹ D^½,
+/// D = diag hᵢ, Σ̂ the window's covariance; Euler is unstable at λ ≥ 2): all steps are scaled
+/// down so that a Gershgorin bound on λ is at most 1 (≤ 25% along the stiffest direction).
+/// V̂ᵢ = ½·mean (ĝₜ − ĝₜ₋₁)ᵢ² over consecutive non-divergent iterations, from the first window
+/// (at the starting step 0.1/T, so θ hardly moves between them and the differences are mostly
+/// the estimator's noise: θ's own movement adds about h₀Σⱼ Hᵢⱼ², which only makes the cap
+/// more cautious), or from later ones if it had fewer than 10. Σ̂ is recomputed in each of
+/// the windows ending at [`WINDOW_ENDS`] (0.15, 0.3, 0.5, 0.8 of the warm-up; the first at
+/// least 12 iterations long), and the steps are set at the end of each, growing at most 10×
+/// per window: a window run at too small a step sees less than the posterior's spread, and the
+/// next, at the step that spread allows, sees more. With a decreasing `schedule`, hᵢ is the
+/// step at the iteration where it is set.
 #[derive(Debug, Clone)]
 pub struct PfSgldWarmup {
     warmup: usize,
     adapt: bool,
-    /// Welford over θ in the current window.
+    /// Welford over θ in the current window (mean and the p × p co-moments).
     n: usize,
     mean: Vec<f64>,
     m2: Vec<f64>,
+    delta: Vec<f64>,
     /// Gradient noise: sums of squared consecutive differences and their count.
     dg2: Vec<f64>,
     dg_n: usize,
@@ -154,10 +162,11 @@ impl PfSgldWarmup {
     pub fn new(warmup: usize, p: usize, adapt: bool) -> Self {
         PfSgldWarmup {
             warmup,
-            adapt: adapt && warmup >= 40,
+            adapt: adapt && warmup >= MIN_ADAPT_WARMUP,
             n: 0,
             mean: vec![0.0; p],
-            m2: vec![0.0; p],
+            m2: vec![0.0; p * p],
+            delta: vec![0.0; p],
             dg2: vec![0.0; p],
             dg_n: 0,
             prev_grad: None,
@@ -168,29 +177,72 @@ impl PfSgldWarmup {
     fn record(&mut self, theta: &[f64]) {
         self.n += 1;
         let n = self.n as f64;
+        let p = theta.len();
         for (j, &x) in theta.iter().enumerate() {
-            let d = x - self.mean[j];
-            self.mean[j] += d / n;
-            self.m2[j] += d * (x - self.mean[j]);
+            self.delta[j] = x - self.mean[j];
+            self.mean[j] += self.delta[j] / n;
+        }
+        for j in 0..p {
+            let new_j = theta[j] - self.mean[j];
+            for k in 0..p {
+                self.m2[j * p + k] += self.delta[k] * new_j;
+            }
         }
     }
 
-    /// Set the kernel's steps from the window's variances and the noise estimate; restart the
-    /// window.
-    fn set_steps(&mut self, kernel: &mut PfSgld) {
+    /// The gradient noise: consecutive differences of non-divergent estimates.
+    fn record_noise(&mut self, grad: &[f64], ok: bool) {
+        if !ok {
+            self.prev_grad = None;
+            return;
+        }
+        if let Some(prev) = &self.prev_grad {
+            for (j, (g, q)) in grad.iter().zip(prev).enumerate() {
+                self.dg2[j] += (g - q) * (g - q);
+            }
+            self.dg_n += 1;
+        }
+        self.prev_grad = Some(grad.to_vec());
+    }
+
+    /// Set the kernel's steps at iteration `iter` from the window's covariance and the noise
+    /// estimate; restart the window.
+    fn set_steps(&mut self, kernel: &mut PfSgld, iter: usize) {
         let p = self.mean.len();
+        if self.noise.is_empty() && self.dg_n >= 10 {
+            let n = self.dg_n as f64;
+            self.noise = self.dg2.iter().map(|v| 0.5 * v / n).collect();
+        }
         if self.n >= 10 && self.noise.len() == p {
-            let steps: Vec<f64> = (0..p)
+            let cov: Vec<f64> = self.m2.iter().map(|v| v / (self.n - 1) as f64).collect();
+            let now = kernel.schedule.at(iter);
+            let mut steps: Vec<f64> = (0..p)
                 .map(|j| {
-                    let s2 = self.m2[j] / (self.n - 1) as f64;
                     let by_noise = 4.0 * NOISE_INFLATION / self.noise[j];
-                    let by_scale = 4.0 * STEP_INFLATION * s2;
-                    by_noise.min(by_scale)
+                    let by_scale = 4.0 * STEP_INFLATION * cov[j * p + j];
+                    let current = now * kernel.scale.get(j).copied().unwrap_or(1.0);
+                    by_noise.min(by_scale).min(MAX_GROWTH * current)
                 })
                 .collect();
+            // the stiffest direction: a Gershgorin bound on λ_max(D^½ Σ̂⁻¹ D^½) at most 1
+            if let Ok(ch) = crate::linalg::Cholesky::new(&cov, p) {
+                let prec = ch.inverse();
+                let lambda = (0..p)
+                    .map(|j| {
+                        (0..p)
+                            .map(|k| math::abs(prec[j * p + k]) * math::sqrt(steps[j] * steps[k]))
+                            .sum::<f64>()
+                    })
+                    .fold(0.0, f64::max);
+                if lambda.is_finite() && lambda > 1.0 {
+                    steps.iter_mut().for_each(|h| *h /= lambda);
+                }
+            }
             if steps.iter().all(|h| h.is_finite() && *h > 0.0) {
                 let h = steps.iter().copied().fold(0.0, f64::max);
-                kernel.schedule = kernel.schedule.with_initial(h);
+                // the schedule's decay so far: h is the step at `iter`
+                let decay = now / kernel.schedule.initial();
+                kernel.schedule = kernel.schedule.with_initial(h / decay);
                 kernel.scale = steps.iter().map(|hi| hi / h).collect();
             }
         }
@@ -199,6 +251,12 @@ impl PfSgldWarmup {
         self.m2.iter_mut().for_each(|v| *v = 0.0);
     }
 }
+
+/// Fewest warm-up iterations for which `step_size` = auto adapts.
+pub const MIN_ADAPT_WARMUP: usize = 100;
+
+/// Largest growth of a coordinate's step from one window to the next.
+pub const MAX_GROWTH: f64 = 10.0;
 
 /// Where the warm-up's windows end, as fractions of the warm-up (the first starts at 1/10):
 /// the steps are set at the end of each; the last fifth runs at the final steps.
@@ -220,33 +278,18 @@ impl Warmup<PfSgld, SeriesModel> for PfSgldWarmup {
         let iter = t + 1;
         let w = self.warmup as f64;
         let start = (0.1 * w) as usize;
-        let ends = WINDOW_ENDS.map(|f| (f * w) as usize);
+        let mut ends = WINDOW_ENDS.map(|f| (f * w) as usize);
+        ends[0] = ends[0].max(start + 12);
         if iter > start && iter <= ends[3] {
             self.record(st.position());
-            // the gradient noise, in the first window (the starting step: θ hardly moves)
-            if iter <= ends[0] {
-                let grad_ok = !info.divergent && st.gradient().iter().all(|g| g.is_finite());
-                if grad_ok {
-                    if let Some(prev) = &self.prev_grad {
-                        for (j, (g, q)) in st.gradient().iter().zip(prev).enumerate() {
-                            self.dg2[j] += (g - q) * (g - q);
-                        }
-                        self.dg_n += 1;
-                    }
-                    self.prev_grad = Some(st.gradient().to_vec());
-                } else {
-                    self.prev_grad = None;
-                }
-                if iter == ends[0] && self.dg_n >= 10 {
-                    let n = self.dg_n as f64;
-                    self.noise = self.dg2.iter().map(|v| 0.5 * v / n).collect();
-                }
+            if self.noise.is_empty() {
+                let ok = !info.divergent && st.gradient().iter().all(|g| g.is_finite());
+                self.record_noise(st.gradient(), ok);
             }
             if ends.contains(&iter) {
-                self.set_steps(kernel);
+                self.set_steps(kernel, iter);
             }
         }
-        info.step_size = kernel.schedule.at(iter);
         Cost::default()
     }
 

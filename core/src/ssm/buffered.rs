@@ -34,7 +34,7 @@ use crate::schema::{ParamKind, ParamSpec};
 use alloc::vec::Vec;
 
 /// Series up to this length get the full-sequence gradient by default (`subseq_len` = auto).
-pub const AUTO_FULL_SERIES: usize = 500;
+pub const AUTO_FULL_SERIES: usize = 250;
 
 /// `subseq_len` = auto on longer series: the thesis' S = 40.
 pub const AUTO_SUBSEQ_LEN: usize = 40;
@@ -42,7 +42,7 @@ pub const AUTO_SUBSEQ_LEN: usize = 40;
 /// The `subseq_len` setting (S of [`BufferConfig`]); auto (0) is [`auto_subseq_len`].
 pub const P_SUBSEQ_LEN: ParamSpec = ParamSpec {
     key: "subseq_len",
-    description: "subsequence length S (time points whose gradient is used; clamped to T); auto = T for series of at most 500 points (the full-sequence gradient, no subsampling noise), else 40",
+    description: "subsequence length S (time points whose gradient is used; clamped to T); auto = T for series of at most 250 points (the full-sequence gradient, no subsampling noise), else 40",
     kind: ParamKind::Int {
         default: 0,
         min: 1,
@@ -57,7 +57,9 @@ pub const P_SUBSEQ_LEN: ParamSpec = ParamSpec {
 /// step that keeps its noise from inflating the posterior variance shrinks like 1/variance. On
 /// 200 daily DAX returns (`sv`, N = 200) S = 40 gave a gradient variance ≈ 10³ per coordinate
 /// and S = T ≈ 20: the full sequence costs 3.3× more per iteration and allows a step ≈ 20×
-/// larger. On long series a full pass per iteration is what subsampling avoids.
+/// larger. On long series a full pass per iteration is what subsampling avoids, and the
+/// path-space score's variance grows like |S*|²/N (spec 003, pitfall 10): the threshold stays
+/// near the length measured.
 pub fn auto_subseq_len(t_len: usize) -> usize {
     if t_len <= AUTO_FULL_SERIES {
         t_len.max(1)
