@@ -155,8 +155,8 @@ fn err(source: &str, line: Option<u64>, column: Option<String>, kind: CsvErrorKi
 ///
 /// Rules: the first non-blank line names the columns (names unique and non-empty); every later
 /// non-blank line has exactly one field per column, and every cell is a finite decimal number
-/// (surrounding spaces and quotes are allowed). At least one data row is required. A UTF-8 byte
-/// order mark is ignored.
+/// (surrounding spaces and quotes are allowed, in either order: `1, "1.5"` as well as
+/// `1,"1.5"`). At least one data row is required. A UTF-8 byte order mark is ignored.
 pub fn parse_csv(bytes: &[u8], source_name: &str) -> Result<Table, CsvError> {
     parse_csv_located(bytes, source_name).map(|(t, _)| t)
 }
@@ -191,7 +191,7 @@ pub fn parse_csv_located(bytes: &[u8], source_name: &str) -> Result<(Table, RowL
     let mut seen: std::collections::HashMap<&str, usize> =
         std::collections::HashMap::with_capacity(rec.len());
     for (j, cell) in rec.iter().enumerate() {
-        let name = std::str::from_utf8(cell).map_err(|_| {
+        let name = std::str::from_utf8(unquote_spaced(cell)).map_err(|_| {
             err(
                 source_name,
                 Some(header_line),
@@ -332,7 +332,7 @@ impl<'a> LineCounter<'a> {
 }
 
 fn parse_cell(cell: &[u8]) -> Result<f64, CsvErrorKind> {
-    let text = std::str::from_utf8(cell).map_err(|_| CsvErrorKind::NotUtf8)?;
+    let text = std::str::from_utf8(unquote_spaced(cell)).map_err(|_| CsvErrorKind::NotUtf8)?;
     if text.is_empty() {
         return Err(CsvErrorKind::EmptyCell);
     }
@@ -344,6 +344,17 @@ fn parse_cell(cell: &[u8]) -> Result<f64, CsvErrorKind> {
         Err(_) => Err(CsvErrorKind::NotANumber {
             value: shorten(text),
         }),
+    }
+}
+
+/// A field that was quoted after leading spaces (`1, "1.5"`): RFC 4180 (and the `csv` reader)
+/// only recognises a quote at the very start of a field, so the reader keeps the quotes and the
+/// trim leaves `"1.5"`. Strip them (and the spaces inside) when the field holds no other quote;
+/// a comma or line break inside such a field still splits it, as in any CSV reader.
+fn unquote_spaced(cell: &[u8]) -> &[u8] {
+    match cell {
+        [b'"', inner @ .., b'"'] if !inner.contains(&b'"') => inner.trim_ascii(),
+        _ => cell,
     }
 }
 
@@ -547,6 +558,18 @@ mod tests {
             e.to_string(),
             "d.csv: line 2, column \"x\": not valid UTF-8 text"
         );
+    }
+
+    /// A quote after leading spaces (`x, "1.5"`) is read like a quote at the start of the
+    /// field, in names and cells; a field with a quote inside is still refused.
+    #[test]
+    fn spaces_before_a_quoted_cell() {
+        let t = parse_csv(b"y, \"x\" ,z\n1, \"1.5\", \" 2 \"\n0,\"3\",  4\n", "d.csv").unwrap();
+        assert_eq!(t.names, ["y", "x", "z"]);
+        assert_eq!(t.column("x").unwrap(), [1.5, 3.0]);
+        assert_eq!(t.column("z").unwrap(), [2.0, 4.0]);
+        let m = msg("y,x\n1, \"1\"\"5\"\n");
+        assert!(m.contains("not a number"), "{m}");
     }
 
     #[test]

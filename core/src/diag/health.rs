@@ -77,7 +77,7 @@ pub fn warnings(names: &[String], summaries: &[Summary], chains: &[ChainHealth])
                 s.push_str(", ");
             }
             let name = names.get(*j).map_or("?", |n| n.as_str());
-            s.push_str(&format!("{name} {v:.digits$}"));
+            s.push_str(&format!("{} {v:.digits$}", crate::error::shorten(name)));
         }
         if bad.len() > NAMED {
             s.push_str(", …");
@@ -114,16 +114,17 @@ pub fn warnings(names: &[String], summaries: &[Summary], chains: &[ChainHealth])
             list(&bad, 0)
         ));
     }
-    let nan: Vec<&str> = summaries
+    let nan: Vec<String> = summaries
         .iter()
         .zip(names)
         .filter(|(s, _)| s.mean.is_nan())
-        .map(|(_, n)| n.as_str())
+        .map(|(_, n)| crate::error::shorten(n))
         .collect();
     if !nan.is_empty() {
+        let more = if nan.len() > NAMED { ", …" } else { "" };
         out.push(format!(
-            "no finite summary for {} (a draw is NaN): the sampler failed numerically",
-            nan.join(", ")
+            "no finite summary for {}{more} (a draw is NaN): the sampler failed numerically",
+            nan[..nan.len().min(NAMED)].join(", ")
         ));
     }
     // Finite but overflowing or infinite draws: the chain ran away.
@@ -133,7 +134,11 @@ pub fn warnings(names: &[String], summaries: &[Summary], chains: &[ChainHealth])
         .filter(|(s, _)| !(s.mean.is_nan() || (s.mean.is_finite() && s.sd.is_finite())))
         .map(|(s, n)| {
             let size = math::abs(s.q5).max(math::abs(s.q95));
-            format!("{n} (|draw| ≈ {})", crate::settings::number(size))
+            format!(
+                "{} (|draw| ≈ {})",
+                crate::error::shorten(n),
+                crate::settings::number(size)
+            )
         })
         .collect();
     if !runaway.is_empty() {
@@ -194,6 +199,36 @@ mod tests {
             draws: n,
             divergent: 0,
             moved: n,
+        }
+    }
+
+    /// However many or however long the parameter names, every warning stays one short line:
+    /// at most three names, each cut to 40 characters.
+    #[test]
+    fn warning_lines_stay_short() {
+        let p = 1000;
+        let names: Vec<String> = (0..p)
+            .map(|j| alloc::format!("{}{j}", "x".repeat(200)))
+            .collect();
+        let mut bad: Vec<Summary> = (0..p).map(|_| summary(1.5, 10.0)).collect();
+        bad[0].mean = f64::NAN;
+        bad[1].mean = f64::NAN;
+        bad[2].mean = f64::NAN;
+        bad[3].mean = f64::NAN;
+        bad[4].sd = f64::INFINITY;
+        let chains = [healthy(100), healthy(100)];
+        let w = warnings(&names, &bad, &chains);
+        assert!(w.len() >= 3, "{w:?}");
+        for line in &w {
+            assert!(
+                line.chars().count() <= 400,
+                "{} chars: {line}",
+                line.chars().count()
+            );
+            assert!(
+                !line.contains(&"x".repeat(41)),
+                "a long name not cut: {line}"
+            );
         }
     }
 
