@@ -35,6 +35,9 @@ pub struct BenchArgs {
     /// Only the gradient-pass measurement (GB/s against a triad).
     #[arg(long)]
     pub pass: bool,
+    /// Only the subsampled-gradient measurement (an SGLD batch against reading its bytes).
+    #[arg(long)]
+    pub gather: bool,
 }
 
 fn model(name: &str, n: usize, d: usize, seed: u64) -> Result<Arc<dyn DataModel>, CliError> {
@@ -153,6 +156,102 @@ pub fn gradient_pass(n: usize, d: usize) -> Result<(), CliError> {
     Ok(())
 }
 
+/// The stochastic-gradient step's data access (issue 21): per iteration, an SGLD batch of
+/// `batch` rows drawn without replacement from a logistic n × d design (whitened, as `tallmc
+/// run` builds it) against two floors measured in the same run on the same indices: reading
+/// the batch's bytes (each drawn row and its response summed) from memory, and from cache
+/// (the same rows read a second time right after the first).
+pub fn gather(n: usize, d: usize, batch: usize) -> Result<(), CliError> {
+    use tallmc_core::estimator::GradientEstimator;
+    let m = model("logistic", n, d, 3)?;
+    let dim = m.dim();
+    let design = m
+        .as_glm()
+        .map(|g| g.design())
+        .ok_or_else(|| CliError::internal("logistic is a GLM"))?;
+    let mut est = GradientEstimator::naive(n, dim, batch, false)
+        .map_err(|e| CliError::internal(e.to_string()))?;
+    let theta = vec![0.01; dim];
+    let mut out = vec![0.0; dim];
+    let mut rng = chain_rng(7, 0);
+    let iters = 4000;
+    let mut sink = 0.0;
+    for _ in 0..200 {
+        est.estimate(&mut rng, m.as_ref(), &theta, &mut out);
+    }
+    let t0 = Instant::now();
+    for _ in 0..iters {
+        est.estimate(&mut rng, m.as_ref(), &theta, &mut out);
+        sink += out[0];
+    }
+    let step = t0.elapsed().as_secs_f64() / iters as f64;
+    // The index draw alone.
+    let mut idx = Vec::with_capacity(batch);
+    let mut sampler = tallmc_core::dist::IndexSampler::new(n, batch, false)
+        .map_err(|e| CliError::internal(e.to_string()))?;
+    let t0 = Instant::now();
+    for _ in 0..iters {
+        sampler.sample(&mut rng, &mut idx);
+        sink += idx[0] as f64;
+    }
+    let draw = t0.elapsed().as_secs_f64() / iters as f64;
+    // Reading the batch's bytes: every value of each drawn row and its response, eight rows
+    // at a time in eight independent sums (the kernel's access pattern without its
+    // arithmetic).
+    let read = |idx: &[usize], sink: &mut f64| {
+        let mut acc = [0.0f64; 8];
+        let mut octs = idx.chunks_exact(8);
+        for o in &mut octs {
+            let r: [&[f64]; 8] = std::array::from_fn(|j| &design.x[o[j] * dim..][..dim]);
+            for j in 0..8 {
+                acc[j] += design.y[o[j]];
+            }
+            for k in 0..dim {
+                for j in 0..8 {
+                    acc[j] += r[j][k];
+                }
+            }
+        }
+        for &i in octs.remainder() {
+            acc[0] += design.x[i * dim..(i + 1) * dim].iter().sum::<f64>() + design.y[i];
+        }
+        *sink += acc.iter().sum::<f64>();
+    };
+    let (mut mem, mut cached) = (0.0, 0.0);
+    for _ in 0..iters {
+        sampler.sample(&mut rng, &mut idx);
+        let t0 = Instant::now();
+        read(&idx, &mut sink);
+        mem += t0.elapsed().as_secs_f64();
+        let t0 = Instant::now();
+        read(&idx, &mut sink);
+        cached += t0.elapsed().as_secs_f64();
+    }
+    let (mem, cached) = (mem / iters as f64, cached / iters as f64);
+    let bytes = batch * (dim + 1) * 8;
+    println!(
+        "sgld batch gradient: logistic n = {n}, d = {dim}, batch {batch} without replacement: \
+         {:.1} µs per iteration ({:.1} µs of it drawing the indices), {:.1} ns per row; \
+         reading the batch's {bytes} bytes: {:.1} µs from memory, {:.1} µs from cache \
+         (checksum {sink:.3e})",
+        1e6 * step,
+        1e6 * draw,
+        1e9 * step / batch as f64,
+        1e6 * mem,
+        1e6 * cached,
+    );
+    println!(
+        "ratio sgld iteration / reading the batch from memory: {:.2}",
+        step / mem
+    );
+    println!(
+        "ratio sgld iteration / reading the batch from cache: {:.2}",
+        step / cached
+    );
+    println!("sgld iterations per second: {:.0}", 1.0 / step);
+    Ok(())
+}
+
 /// Run every benchmark and print its ratio.
 pub fn bench(a: &BenchArgs) -> Result<(), CliError> {
     let t_all = Instant::now();
@@ -164,8 +263,15 @@ pub fn bench(a: &BenchArgs) -> Result<(), CliError> {
     );
 
     // 0. The full-data gradient pass against memory bandwidth (the table of issue 17's size).
-    gradient_pass(327_346, 14)?;
+    if !a.gather {
+        gradient_pass(327_346, 14)?;
+    }
     if a.pass {
+        return Ok(());
+    }
+    // The subsampled gradient against its data access (issue 21's SGLD workload).
+    gather(1_000_000, 29, 1300)?;
+    if a.gather {
         return Ok(());
     }
 

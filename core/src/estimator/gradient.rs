@@ -354,9 +354,7 @@ impl GradientEstimator {
         let centre = self.centre.as_ref();
         match common {
             Some(scale) => {
-                for &i in &self.idx {
-                    model.log_lik_grad(theta, i, &mut self.buf);
-                }
+                model.log_lik_grad_batch(theta, &self.idx, &mut self.buf);
                 if let Some(c) = centre {
                     self.buf_centre.iter_mut().for_each(|v| *v = 0.0);
                     match &c.grads {
@@ -370,9 +368,7 @@ impl GradientEstimator {
                             }
                         }
                         None => {
-                            for &i in &self.idx {
-                                model.log_lik_grad(&c.theta, i, &mut self.buf_centre);
-                            }
+                            model.log_lik_grad_batch(&c.theta, &self.idx, &mut self.buf_centre);
                         }
                     }
                     for (b, bc) in self.buf.iter_mut().zip(&self.buf_centre) {

@@ -108,6 +108,10 @@ pub const PASS_BLOCK: usize = 32;
 /// Rows per group in the blocks of the full-data passes ([`Glm::log_lik_grad_rows`]).
 const ROWS: usize = 8;
 
+/// Drawn rows per chunk of a batch gradient ([`DataModel::log_lik_grad_batch`]): the chunk's
+/// rows (256 × d values) stay in cache between its first and last sweep.
+const GATHER: usize = 256;
+
 /// The [`ROWS`] rows of length `d` in `q` (`ROWS · d` values), as slices of length exactly
 /// `d` (so that indexing them by k < d needs no bounds checks).
 #[inline(always)]
@@ -614,6 +618,75 @@ impl<F: GlmFamily> DataModel for Glm<F> {
     }
     fn log_lik_sum(&self, theta: &[f64], idx: &[usize]) -> f64 {
         idx.iter().map(|&i| self.log_lik(theta, i)).sum()
+    }
+    /// A drawn batch in chunks of [`GATHER`] rows, each in four sweeps: the responses, the
+    /// linear predictors eight rows at a time (the eight rows' reads in flight together; these
+    /// two sweeps are the ones that wait on memory), the family's values and derivatives, then
+    /// gₖ += f′ᵢ xᵢₖ eight rows at a time from cache.
+    /// Every sum sees the same additions in the same order as [`DataModel::log_lik_grad`]
+    /// row by row: the same bits.
+    fn log_lik_grad_batch(&self, theta: &[f64], idx: &[usize], grad: &mut [f64]) -> f64 {
+        let d = self.design.d;
+        let (theta, grad) = (&theta[..d], &mut grad[..d]);
+        let (x, y) = (&self.design.x, &self.design.y);
+        let row = |i: usize| &x[i * d..][..d];
+        let mut eta = [0.0f64; GATHER];
+        let mut d1 = [0.0f64; GATHER];
+        let mut ys = [0.0f64; GATHER];
+        let mut total = 0.0;
+        for chunk in idx.chunks(GATHER) {
+            let len = chunk.len();
+            // The responses in a loop of loads alone, so that their misses overlap (inside the
+            // values' loop, each waited on its own).
+            for (v, &i) in ys.iter_mut().zip(chunk) {
+                *v = y[i];
+            }
+            let mut octs = chunk.chunks_exact(ROWS);
+            let mut out = eta[..len].chunks_exact_mut(ROWS);
+            for (o, e) in (&mut octs).zip(&mut out) {
+                let r: [&[f64]; ROWS] = core::array::from_fn(|j| row(o[j]));
+                let mut s = [0.0f64; ROWS];
+                for k in 0..d {
+                    let t = theta[k];
+                    for j in 0..ROWS {
+                        s[j] += r[j][k] * t;
+                    }
+                }
+                e.copy_from_slice(&s);
+            }
+            let done = len - len % ROWS;
+            for (e, &i) in eta[done..len].iter_mut().zip(octs.remainder()) {
+                *e = crate::linalg::dot(row(i), theta);
+            }
+            if let Some(off) = &self.offset {
+                for (e, &i) in eta[..len].iter_mut().zip(chunk) {
+                    *e = off[i] + *e;
+                }
+            }
+            for ((e, g), &yi) in eta[..len].iter().zip(&mut d1[..len]).zip(&ys) {
+                let v;
+                (v, *g) = self.family.value_d1(yi, *e);
+                total += v;
+            }
+            let mut octs = chunk.chunks_exact(ROWS);
+            let mut a = d1[..len].chunks_exact(ROWS);
+            for (o, a) in (&mut octs).zip(&mut a) {
+                let r: [&[f64]; ROWS] = core::array::from_fn(|j| row(o[j]));
+                for k in 0..d {
+                    let mut g = grad[k];
+                    for j in 0..ROWS {
+                        g += a[j] * r[j][k];
+                    }
+                    grad[k] = g;
+                }
+            }
+            for (&i, &g1) in octs.remainder().iter().zip(a.remainder()) {
+                for (g, xk) in grad.iter_mut().zip(row(i)) {
+                    *g += g1 * xk;
+                }
+            }
+        }
+        total
     }
     fn log_lik_grad_all(&self, theta: &[f64], grad: &mut [f64]) -> f64 {
         self.chunked_pass(theta, Some(grad))

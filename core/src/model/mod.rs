@@ -75,6 +75,17 @@ pub trait DataModel: Send + Sync {
     fn log_lik_sum(&self, theta: &[f64], idx: &[usize]) -> f64 {
         idx.iter().map(|&i| self.log_lik(theta, i)).sum()
     }
+    /// Σᵢ ℓᵢ(θ) over `idx`, with ∇ℓᵢ(θ) accumulated into `grad` datum by datum in the order of
+    /// `idx`: the same bits as [`log_lik_grad`](DataModel::log_lik_grad) called for each index
+    /// in turn (one virtual call per batch; models override it to read several rows at once,
+    /// so that the memory reads of a randomly drawn batch overlap).
+    fn log_lik_grad_batch(&self, theta: &[f64], idx: &[usize], grad: &mut [f64]) -> f64 {
+        let mut total = 0.0;
+        for &i in idx {
+            total += self.log_lik_grad(theta, i, grad);
+        }
+        total
+    }
     /// Σᵢ ℓᵢ(θ) over all data, gradient accumulated into `grad`.
     fn log_lik_grad_all(&self, theta: &[f64], grad: &mut [f64]) -> f64 {
         (0..self.n())
