@@ -161,6 +161,7 @@ pub fn gradient_pass(n: usize, d: usize) -> Result<(), CliError> {
 /// run` builds it) against two floors measured in the same run on the same indices: reading
 /// the batch's bytes (each drawn row and its response summed) from memory, and from cache
 /// (the same rows read a second time right after the first).
+#[allow(clippy::needless_range_loop)] // the eight rows are read in step, as in the kernel
 pub fn gather(n: usize, d: usize, batch: usize) -> Result<(), CliError> {
     use tallmc_core::estimator::GradientEstimator;
     let m = model("logistic", n, d, 3)?;

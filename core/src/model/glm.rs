@@ -660,7 +660,7 @@ impl<F: GlmFamily> DataModel for Glm<F> {
             }
             if let Some(off) = &self.offset {
                 for (e, &i) in eta[..len].iter_mut().zip(chunk) {
-                    *e = off[i] + *e;
+                    *e += off[i];
                 }
             }
             for ((e, g), &yi) in eta[..len].iter().zip(&mut d1[..len]).zip(&ys) {
