@@ -300,7 +300,8 @@ def main():
 
     print()
     print(f"## Peers (issue 21): {started:%Y-%m-%d %H:%M %Z}")
-    print(f"machine: {mach}; load average at start {load0:.2f}")
+    print(f"machine: {mach}; load average (1 min) {load0:.2f} at the start, "
+          f"{os.getloadavg()[0]:.2f} at the end (2 cores: above ~1.5 means other jobs shared them)")
     print(f"data: {args.data} (n = {X.shape[0]}, {X.shape[1] - 1} features + intercept); "
           f"jax {jax.__version__} (float32, CPU), numpyro {numpyro.__version__}, "
           f"blackjax {__import__('blackjax').__version__}")
