@@ -5,6 +5,8 @@
 #   make test    every test: fmt, clippy, Rust tests, no_std targets, browser tests, Python tests
 #   make npm     the npm package `tallmc` (www/npm/): target/npm/tallmc-<version>.tgz
 #   make python  the Python wheel (target/wheels) in the venv target/venv (created if missing)
+#   make bench-peers  tallmc against NumPyro HMCECS and BlackJAX SGLD on one 10^6-row file
+#                (bench/peers/; its own venv target/peers-venv; never part of make test)
 #   make fuzz    the fuzz targets (tests/tests/fuzz.rs, tests/browser/url-params.test.mjs) with
 #                FUZZ_CASES (10^6) generated inputs each
 
@@ -22,7 +24,7 @@ RUST_TARGETS := wasm32-unknown-unknown thumbv7em-none-eabihf
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: build serve test deps rust-targets wasm-bindgen-cli wasm-pack node-deps chromium cli wasm \
-        vendor rust-checks browser-test bench fuzz npm python python-venv python-test
+        vendor rust-checks browser-test bench bench-peers peers-venv fuzz npm python python-venv python-test
 
 build: cli wasm vendor
 
@@ -65,6 +67,35 @@ fuzz:
 bench: node-deps chromium build
 	target/release/tallmc bench $(if $(BENCH_FULL),--full)
 	node tests/browser/bench.mjs
+
+# tallmc against its JAX peers (issue 21): NumPyro HMCECS (NUTS inside, m = 1 300, 500 + 2 000)
+# and BlackJAX SGLD (batch 1 300, 20 000 iterations in lax.scan) on the same CSV file as `tallmc
+# run`, one table of ratios (bench/peers/README.md). A few minutes; the data file (587 MB, ~50 s
+# to write) and the venv are made once. Not part of `make test`.
+PEERS_VENV ?= target/peers-venv
+PEERS_DATA ?= target/peers/logistic_1e6.csv
+bench-peers: cli peers-venv
+	@if [ ! -f $(PEERS_DATA) ]; then \
+	  mkdir -p $(dir $(PEERS_DATA)) && \
+	  $(PEERS_VENV)/bin/python bench/peers/gen_data.py $(PEERS_DATA) || \
+	    { echo "make: cannot write $(PEERS_DATA) (bench/peers/gen_data.py failed; see above)"; exit 1; }; \
+	fi
+	$(PEERS_VENV)/bin/python bench/peers/run.py --data $(PEERS_DATA) --tallmc target/release/tallmc --out $(dir $(PEERS_DATA))
+
+# The peers' venv holds exactly bench/peers/requirements.txt (a copy kept in the venv says which
+# requirements it was made from; a different file makes a new venv).
+peers-venv:
+	@if [ ! -x $(PEERS_VENV)/bin/python ] || ! cmp -s bench/peers/requirements.txt $(PEERS_VENV)/requirements.txt; then \
+	  $(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
+	    { echo "make: the peers need Python 3.11 or newer ($(PYTHON) is older; PYTHON=... to pick one)"; exit 1; }; \
+	  rm -rf $(PEERS_VENV); \
+	  echo "creating $(PEERS_VENV) from bench/peers/requirements.txt (about 40 s)"; \
+	  $(PYTHON) -m venv $(PEERS_VENV) || \
+	    { echo "make: cannot create the venv $(PEERS_VENV) ($(PYTHON) -m venv failed; apt-get install python3-venv)"; exit 1; }; \
+	  $(PEERS_VENV)/bin/python -m pip install --quiet -r bench/peers/requirements.txt || \
+	    { echo "make: cannot install bench/peers/requirements.txt (pip install failed; see above)"; exit 1; }; \
+	  cp bench/peers/requirements.txt $(PEERS_VENV)/requirements.txt; \
+	fi
 
 # ---------------------------------------------------------------------------------------------
 # Build
