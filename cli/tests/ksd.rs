@@ -121,6 +121,22 @@ fn run_json_reports_ksd_with_exact_scores() {
     assert_eq!(j["config"]["ksd_draws"], 100);
     let j = run(&data, &dir.join("off"), "nuts", &["--ksd-draws", "0"]);
     assert!(j["ksd"].is_null());
+    let j = run(&data, &dir.join("no-ksd"), "nuts", &["--no-ksd"]);
+    assert!(j["ksd"].is_null());
+    assert_eq!(j["config"]["no_ksd"], true);
+    // The whole run's time split (issue 21) and its peak memory.
+    let w = &j["wall_time_seconds"];
+    for key in ["total", "data_load", "model_build", "chains", "ksd"] {
+        assert!(w[key].as_f64().is_some_and(|t| t >= 0.0), "{key}: {w}");
+    }
+    let parts: f64 = ["data_load", "model_build", "chains", "ksd"]
+        .iter()
+        .map(|k| w[*k].as_f64().unwrap())
+        .sum();
+    assert!(parts <= w["total"].as_f64().unwrap(), "{w}");
+    if cfg!(target_os = "linux") {
+        assert!(j["peak_memory_bytes"].as_u64().is_some_and(|b| b > 1 << 20));
+    }
 
     // A crude SGLD chain (batch 1, large step) is further from the posterior than NUTS.
     let j = run(

@@ -83,8 +83,11 @@ pub struct RunArgs {
     /// is computed with exact scores (cost: K·n per-datum gradients and O(K²d)); 0 skips it.
     /// Default: K = min(1000, max(100, ⌊10⁹/(n·d)⌋)), which bounds the score cost at about
     /// 5 s of CPU for tall data (1000 up to n·d = 10⁶; 100 at n = 10⁶, d = 10).
-    #[arg(long, value_name = "K")]
+    #[arg(long, value_name = "K", conflicts_with = "no_ksd")]
     pub ksd_draws: Option<usize>,
+    /// Skip run.json's kernel Stein discrepancy (the same as `--ksd-draws 0`).
+    #[arg(long)]
+    pub no_ksd: bool,
     /// Refuse more warm-up + draws per chain than this.
     #[arg(long, value_name = "N", default_value_t = MAX_ITERATIONS)]
     pub max_iterations: u64,
@@ -158,12 +161,14 @@ pub fn run(a: &RunArgs) -> Result<(), CliError> {
 
     // Data first: its errors name the file, line and column.
     let data_name = a.data.display().to_string();
+    let t_data = Instant::now();
     let bytes = std::fs::read(&a.data).map_err(|e| {
         CliError::input(format!("cannot read data file {data_name}: {}", io_msg(&e)))
     })?;
     let (table, lines) =
         parse_csv_located(&bytes, &data_name).map_err(|e| CliError::input(e.to_string()))?;
     drop(bytes);
+    let data_seconds = t_data.elapsed().as_secs_f64();
     // The columns as a short list (a header may have millions, and names may be long).
     let columns = || {
         let mut list: Vec<String> = table.names.iter().take(10).map(|c| shorten(c)).collect();
@@ -372,7 +377,10 @@ pub fn run(a: &RunArgs) -> Result<(), CliError> {
     )?;
     assemble(out, "stats.csv", &stats_header(&extra_names), a.chains)?;
     let summaries = write_summary(out, &param_names, signed, &outputs)?;
-    let ksd = ksd_json(model.as_ref(), &outputs, signed, a.ksd_draws);
+    let t_ksd = Instant::now();
+    let ksd_draws = if a.no_ksd { Some(0) } else { a.ksd_draws };
+    let ksd = ksd_json(model.as_ref(), &outputs, signed, ksd_draws);
+    let ksd_seconds = t_ksd.elapsed().as_secs_f64();
     let warnings = health_warnings(&param_names, &summaries, &outputs);
     for w in &warnings {
         eprintln!("warning: {w}");
@@ -393,6 +401,8 @@ pub fn run(a: &RunArgs) -> Result<(), CliError> {
         wall_sampling,
         wall_total,
         model_seconds,
+        data_seconds,
+        ksd_seconds,
         ksd,
         warnings: &warnings,
         stride,

@@ -19,6 +19,10 @@ pub(super) struct RunReport<'a> {
     pub(super) wall_total: f64,
     /// Seconds to build the model (design, and the reparametrisation's mode search).
     pub(super) model_seconds: f64,
+    /// Seconds to read and parse the data file.
+    pub(super) data_seconds: f64,
+    /// Seconds of the kernel Stein discrepancy (0 when skipped).
+    pub(super) ksd_seconds: f64,
     /// The `ksd` block ([`ksd_json`]).
     pub(super) ksd: serde_json::Value,
     /// Convergence warnings ([`health_warnings`]), also printed on stderr.
@@ -169,6 +173,7 @@ pub(super) fn write_run_json(dir: &Path, r: &RunReport<'_>) -> Result<(), CliErr
             "draws": a.draws,
             "seed": a.seed,
             "ksd_draws": a.ksd_draws,
+            "no_ksd": a.no_ksd,
             "out": a.out.display().to_string(),
             "settings": settings,
             "model_settings": resolved(r.model_info_params, r.settings),
@@ -179,9 +184,13 @@ pub(super) fn write_run_json(dir: &Path, r: &RunReport<'_>) -> Result<(), CliErr
         "sampler": {"exact": r.exact, "signed": r.signed},
         "wall_time_seconds": {
             "total": r.wall_total,
+            "data_load": r.data_seconds,
+            "model_build": r.model_seconds,
             "chains": r.wall_sampling,
             "sampling_max_over_chains": t_sampling,
+            "ksd": r.ksd_seconds,
         },
+        "peak_memory_bytes": peak_memory_bytes(),
         "lik_evals": {"setup": setup.lik_evals, "warmup": warm.lik_evals, "sampling": samp.lik_evals, "total": total.lik_evals},
         "grad_evals": {"setup": setup.grad_evals, "warmup": warm.grad_evals, "sampling": samp.grad_evals, "total": total.grad_evals},
         "full_data_passes": {
@@ -211,6 +220,8 @@ pub(super) fn write_run_json(dir: &Path, r: &RunReport<'_>) -> Result<(), CliErr
             "_total": "counts setup (mode finding, centring, the reparametrisation's mode search) and warm-up as well",
             "full_data_passes": "max(lik_evals, grad_evals) / n",
             "data_fraction_per_iteration": "sampling-phase full-data passes per kept iteration",
+            "wall_time_seconds": "total: the whole run up to run.json; data_load: reading and parsing the data file; model_build: the model, with the reparametrisation's mode search; chains: every chain's set-up, warm-up and sampling (in parallel); ksd: the kernel Stein discrepancy",
+            "peak_memory_bytes": "the process's peak resident memory when run.json was written (null where the system does not report it)",
         },
         "chain_details": chains,
         "reparam": reparam,
@@ -294,4 +305,13 @@ pub(super) fn signed_json(outputs: &[ChainOutput], d: usize) -> serde_json::Valu
             "cost_factor": "IF/(2 tau_hat - 1)^2 with IF = if_max; CT = cost_factor x evaluations (Quiroz et al. eq. 18)",
         },
     })
+}
+
+/// The process's peak resident memory so far (Linux: `VmHWM` of /proc/self/status), or `None`
+/// where the system does not say.
+pub(super) fn peak_memory_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    kb.checked_mul(1024)
 }
