@@ -10,7 +10,8 @@
 //! 4. The warm-up is split into `windows` equal windows; at the end of each window but the last,
 //!    θ* ← mean of the second half of the window's draws, then control variates, M and m are
 //!    recomputed (a full pass each, counted in the cost) and dual averaging restarts.
-//! 5. ε by dual averaging (δ = `target_accept`) with L = max(1, round(`traj_len`/ε)) unless
+//! 5. ε by dual averaging (δ = `target_accept`) with L = max(1, round(`traj_len`/ε)) (`traj_len`
+//!    π/2 by default where the paper has 1.2: DESIGN.md, departures) unless
 //!    `eps`/`L` are set; ε̄ is frozen at the end of warm-up.
 //! 6. Signed variant: at the end of warm-up, with θ̄ the mean of the last window, a = d(θ̄) − λ
 //!    (one full pass) and λ ≈ σ²(θ) at warm-up draws for the mini-batch size m (default 30);
@@ -117,9 +118,9 @@ const P_ACCEPT: ParamSpec = ParamSpec {
 
 const P_TRAJ: ParamSpec = ParamSpec {
     key: "traj_len",
-    description: "trajectory length eps·L when L is automatic",
+    description: "trajectory length eps·L when L is automatic (default π/2, a quarter period of the Laplace approximation in the metric M)",
     kind: ParamKind::Real {
-        default: 1.2,
+        default: core::f64::consts::FRAC_PI_2,
         min: 1e-6,
         max: 1e6,
     },
