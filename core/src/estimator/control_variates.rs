@@ -77,7 +77,6 @@ impl ControlVariates {
         let mut sum_l = 0.0;
         let cache = if let Some(glm) = model.as_glm() {
             let design = glm.design();
-            let fam = glm.family();
             if design.n != n || design.d != d {
                 return Err(Error::Dimension {
                     what: "design",
@@ -89,20 +88,39 @@ impl ControlVariates {
             let mut l = vec![0.0; n];
             let mut d1 = vec![0.0; n];
             let mut d2 = vec![0.0; n];
-            for k in 0..n {
-                let row = design.row(k);
-                let e = glm.eta(centre, k);
-                let y = design.y[k];
-                let (v, f1) = fam.value_d1(y, e);
-                let f2 = fam.d2(y, e);
-                eta[k] = e;
-                l[k] = v;
-                d1[k] = f1;
-                d2[k] = f2;
-                sum_l += v;
+            sum_l = glm.terms_all(centre, &mut eta, &mut l, &mut d1, &mut d2);
+            // A = Σₖ f′ₖ xₖ and the lower triangle of B = Σₖ f″ₖ xₖxₖᵀ, eight rows per sweep
+            // over (i, j): each entry gets the rows' terms in row order, as row by row (the same
+            // bits), with B loaded and stored once per eight rows instead of once per row.
+            const R: usize = 8;
+            let full = n - n % R;
+            for k0 in (0..full).step_by(R) {
+                let r: [&[f64]; R] = core::array::from_fn(|q| design.row(k0 + q));
+                let f1: [f64; R] = core::array::from_fn(|q| d1[k0 + q]);
+                let f2: [f64; R] = core::array::from_fn(|q| d2[k0 + q]);
                 for i in 0..d {
-                    a[i] += f1 * row[i];
-                    let ri = f2 * row[i];
+                    let mut s = a[i];
+                    for q in 0..R {
+                        s += f1[q] * r[q][i];
+                    }
+                    a[i] = s;
+                    let ri: [f64; R] = core::array::from_fn(|q| f2[q] * r[q][i]);
+                    let bi = &mut b[i * d..i * d + i + 1];
+                    let rj: [&[f64]; R] = core::array::from_fn(|q| &r[q][..=i]);
+                    for (j, bij) in bi.iter_mut().enumerate() {
+                        let mut s = *bij;
+                        for q in 0..R {
+                            s += ri[q] * rj[q][j];
+                        }
+                        *bij = s;
+                    }
+                }
+            }
+            for k in full..n {
+                let row = design.row(k);
+                for i in 0..d {
+                    a[i] += d1[k] * row[i];
+                    let ri = d2[k] * row[i];
                     for j in 0..=i {
                         b[i * d + j] += ri * row[j];
                     }

@@ -718,6 +718,33 @@ impl<F: GlmFamily> GlmView for Glm<F> {
     fn offset(&self) -> Option<&[f64]> {
         self.offset.as_deref()
     }
+    fn terms_all(
+        &self,
+        theta: &[f64],
+        eta: &mut [f64],
+        l: &mut [f64],
+        d1: &mut [f64],
+        d2: &mut [f64],
+    ) -> f64 {
+        let (n, d) = (self.design.n, self.design.d);
+        let (eta, l, d1, d2) = (&mut eta[..n], &mut l[..n], &mut d1[..n], &mut d2[..n]);
+        let mut total = 0.0;
+        let mut b0 = 0;
+        while b0 < n {
+            let b1 = (b0 + PASS_BLOCK).min(n);
+            self.block_eta(theta, b0, &self.design.x[b0 * d..b1 * d], &mut eta[b0..b1]);
+            for k in b0..b1 {
+                let (y, e) = (self.design.y[k], eta[k]);
+                let (v, f1) = self.family.value_d1(y, e);
+                l[k] = v;
+                d1[k] = f1;
+                d2[k] = self.family.d2(y, e);
+                total += v;
+            }
+            b0 = b1;
+        }
+        total
+    }
 }
 
 /// Gaussian noise with known standard deviation σ: f = −(y − η)²/(2σ²) (constant dropped).
