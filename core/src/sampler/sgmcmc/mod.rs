@@ -38,6 +38,11 @@
 //!   coordinates, C⁻¹Cov(ĝ)C⁻ᵀ, which is the same on whitened targets but has the wrong units
 //!   otherwise: on an unwhitened target it let the noise dominate.)
 //!
+//! Above [`DENSE_SETUP_MAX_DIM`] no d × d matrix is formed ([`LaplaceCurvature::MatrixFree`]):
+//! λ_max(A) by power iteration on Hessian-vector products and probe points θ̂ + s ⊙ u with
+//! sᵢ = Aᵢᵢ^{−1/2} from the diagonal of A (a narrower spread than C⁻ᵀu along correlated or
+//! flat directions).
+//!
 //! Default batch size (setting `batch_size` = auto, every sampler but `asgld-cv-ps`, whose
 //! pilot chains need a fixed batch, and `dpp-sgld`): the noise is measured at m₀ =
 //! [`AUTO_BATCH_MIN`] (clamped to n) and the batch grows to the smallest m whose predicted
