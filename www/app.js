@@ -3,7 +3,7 @@
 // sampling, parsing and diagnostics run in workers.
 import { TracePlot, HistPlot, AcfPlot, drawPair } from './plots.js';
 import { KsdPanel } from './ksd.js';
-import { ChainRun } from './run-client.js';
+import { ChainRun, planDim, tooLarge } from './run-client.js';
 import { formatNumber } from './format.js';
 import { drawWindowTrace } from './series.js';
 import { initCompare, compareReady, compareState, compareQuery } from './compare.js';
@@ -447,11 +447,18 @@ async function startRun() {
   document.body.dataset.state = 'starting';
   setProgress(0, 'loading data…');
   let data;
-  let copies;
+  let copies = [];
+  let plan;
   try {
     data = await getData(f);
+    // The page's estimate of the run's memory, before any worker (or copy of the data): a
+    // run over the limit is refused by the run client without a chain or KSD worker.
+    plan = {
+      total: f.warmup + f.draws,
+      ...planDim({ regression: modelInfo(f.model)?.regression, features: f.features, names: data.names, response: f.response, intercept: f.intercept }),
+    };
     // One copy per chain, plus one for the KSD worker's model.
-    copies = (await askData({ type: 'copies', key: data.key, k: f.chains + (KSD_ON ? 1 : 0) })).copies;
+    if (!tooLarge(plan, f.chains)) copies = (await askData({ type: 'copies', key: data.key, k: f.chains + (KSD_ON ? 1 : 0) })).copies;
   } catch (e) {
     showError(e.message);
     setRunning(false);
@@ -493,6 +500,7 @@ async function startRun() {
   $('extra').replaceChildren();
   run.client = new ChainRun({
     chains: f.chains,
+    plan,
     start: (c) => {
       const config = {
         model: f.model, sampler: f.sampler, response: f.response, features: f.features,
@@ -536,7 +544,7 @@ async function startRun() {
     ch.el = row;
   }
   // Kernel Stein discrepancy of the kept draws, in its own worker (ksd.js).
-  if (KSD_ON) run.ksd = new KsdPanel({
+  if (KSD_ON && !run.client.refused) run.ksd = new KsdPanel({
     config: { model: f.model, sampler: f.sampler, response: f.response, features: f.features, intercept: f.intercept, standardize: f.standardize, warmup: f.warmup, settings: f.settings, seed: f.seed },
     names: data.names, values: copies[f.chains], chains: f.chains, signed: !!samplerInfo(f.sampler)?.signed, warmup: f.warmup,
     onError: (msg) => showError(msg),
@@ -1007,6 +1015,6 @@ window.tallmc = {
 };
 
 // Compare mode (compare.js): several sampler configurations on the same data.
-initCompare({ readForm, getData, askData, samplerInfo, showError, params });
+initCompare({ readForm, getData, askData, samplerInfo, modelInfo, showError, params });
 
 dataWorker.postMessage({ type: 'registry' });

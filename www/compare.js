@@ -21,7 +21,7 @@
 import uPlot from './vendor/uPlot.esm.js';
 import { COLORS } from './plots.js';
 import { densities } from './density.js';
-import { ChainRun } from './run-client.js';
+import { ChainRun, planDim, tooLarge } from './run-client.js';
 import { formatNumber } from './format.js';
 import { compareConfigText, parseCompareList, parseRef } from './url-params.js';
 
@@ -51,7 +51,7 @@ function ksdOf(result, tools) {
 }
 columns.set('ksd', { label: 'KSD', compute: ksdOf });
 
-let ctx = null; // from app.js: { readForm, getData, askData, samplerInfo, showError, params, registry }
+let ctx = null; // from app.js: { readForm, getData, askData, samplerInfo, modelInfo, showError, params, registry }
 const cmp = { configs: [], results: [], running: null, ref: 0 };
 
 /** `sampler:k=v,k=v` -> { sampler, settings }. */
@@ -173,6 +173,14 @@ function modelSettings() {
   return out;
 }
 
+/** The page's estimate of one configuration's run before any worker ([`tooLarge`]). */
+function runPlan(f, data) {
+  return {
+    total: f.warmup + f.draws,
+    ...planDim({ regression: ctx.modelInfo?.(f.model)?.regression, features: f.features, names: data.names, response: f.response, intercept: f.intercept }),
+  };
+}
+
 function runConfig(config, f, data, copies, onProgress) {
   const started = performance.now();
   const settings = { ...modelSettings(), ...config.settings };
@@ -194,6 +202,7 @@ function runConfig(config, f, data, copies, onProgress) {
     };
     chainRun = new ChainRun({
       chains: f.chains,
+      plan: runPlan(f, data),
       start: (c) => {
         kept.push({ draws: [], signs: [] });
         const values = copies[c];
@@ -281,6 +290,9 @@ async function runAll() {
   setStatus('loading data…', 'running');
   try {
     const data = await ctx.getData(f);
+    // Refused before any copy of the data or chain worker when the page's estimate is over.
+    const refusal = tooLarge(runPlan(f, data), f.chains);
+    if (refusal) throw new Error(refusal);
     // For registered columns: a fresh copy of the data's values (column-major, as chains get them).
     const tools = { copyData: async () => ({ names: data.names, values: (await ctx.askData({ type: 'copies', key: data.key, k: 1 })).copies[0] }) };
     for (let i = 0; i < cmp.configs.length && !token.stopped; i++) {

@@ -17,7 +17,7 @@
 // (detail: { name, mean, sd, draws, iterations } of the shown parameter) and `tallmc-error` (detail: { message }).
 import wasmInit, { samplers as samplersJson, models as modelsJson } from './pkg/tallmc_web.js';
 import { densities } from './density.js';
-import { ChainRun } from './run-client.js';
+import { ChainRun, tooLarge } from './run-client.js';
 import { formatNumber } from './format.js';
 import { drawLines, drawDensity } from './canvas-plots.js';
 
@@ -68,6 +68,8 @@ export class TallmcChain extends HTMLElement {
     this.param = Number(this.attr('param', '0'));
     this.client = new ChainRun({
       chains: 1,
+      // d is known only in the worker: 1 is a lower bound (the worker's ready checks the rest).
+      plan: { total: config.warmup + Number(this.attr('draws', '1000')), dim: 1, exact: false },
       start: () => ({
         msg: {
           type: 'start', config, draws: Number(this.attr('draws', '1000')),
@@ -373,6 +375,15 @@ export class TallmcSampler extends HTMLElement {
       conf, finished: false, started: performance.now(), end: 0, d: 0, names: [], signed: false, nData: 0,
       extraNames: [], chains: [], summary: null, final: false, j: -1, diagPending: false, diagLast: 0,
     };
+    // The page's estimate before any worker (d is known only in the worker: 1 is a lower
+    // bound; the first chain's ready message checks the exact size).
+    const plan = { total: conf.cfg.warmup + conf.draws, dim: 1, exact: false };
+    const refusal = tooLarge(plan, conf.chains);
+    if (refusal) {
+      this.ui.button.textContent = 'Run';
+      this.fail(refusal);
+      return;
+    }
     this.run = run;
     this.showWarnings([]);
     this.result = null;
@@ -381,6 +392,7 @@ export class TallmcSampler extends HTMLElement {
     run.diag.onerror = (e) => this.fail(`diagnostics worker: ${e.message ?? 'failed'}`);
     run.client = new ChainRun({
       chains: conf.chains,
+      plan,
       start: (c) => {
         const msg = { type: 'start', config: { ...conf.cfg, chain: c }, draws: conf.draws };
         if (conf.source.kind === 'builtin') {

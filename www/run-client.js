@@ -9,19 +9,46 @@ const CHAIN_WORKER = new URL('./chain-worker.js', import.meta.url);
 /**
  * The most a run may hold in this page, in bytes: every iteration's draws and per-step
  * statistics of every chain are kept (for the plots, the diagnostics and the export). A run
- * estimated above it is refused as soon as its first chain is ready, before draws accumulate.
+ * estimated above it is refused before any chain worker is created when the page's own
+ * estimate ([`planDim`], `o.plan` of [`ChainRun`]) is already over, and otherwise as soon as
+ * its first chain is ready (with the chain's exact d and extras), before draws accumulate.
  */
 export const MAX_PAGE_BYTES = 2e9;
 
 /** Bytes a run of `chains` chains like this ready message will hold in the page. */
 export function runBytes(m, chains) {
   // Draws (d), extras, and about ten per-step statistics, as 8-byte numbers.
-  return chains * m.total * (m.dim + m.extrasPerStep + 10) * 8;
+  return chains * m.total * (m.dim + (m.extrasPerStep ?? 0) + 10) * 8;
 }
 
 /** `1.2 GB`: bytes as a person reads them. */
 function gb(b) {
   return b >= 1e9 ? `${(b / 1e9).toFixed(1)} GB` : `${(b / 1e6).toFixed(0)} MB`;
+}
+
+/**
+ * The parameters a run will have, as far as the page knows before any worker: a regression
+ * model has one per feature (the listed `features`, or every column of `names` but the
+ * `response`) plus the intercept: `{ dim, exact: true }`. Other models (matrix factorisation,
+ * mixtures, time series) learn d from the data in the worker: `{ dim: 1, exact: false }`, a
+ * lower bound, so the estimate refuses only runs that are too large whatever d is.
+ */
+export function planDim({ regression, features, names, response, intercept }) {
+  if (!regression || (!features && !names)) return { dim: 1, exact: false };
+  const k = features ? features.length : names.filter((n) => n !== response).length;
+  return { dim: k + (intercept ? 1 : 0), exact: true };
+}
+
+/**
+ * The refusal of a run too large for the page, or null: `m` has `total` (warm-up + draws),
+ * `dim`, optionally `extrasPerStep` and `exact` (false: `dim` is a lower bound).
+ */
+export function tooLarge(m, chains, limit = MAX_PAGE_BYTES) {
+  const bytes = runBytes(m, chains);
+  if (!(bytes > limit)) return null;
+  return `draws: ${chains} chain${chains > 1 ? 's' : ''} × ${m.total} iterations × `
+    + `${m.exact === false ? 'at least ' : ''}${m.dim} parameter${m.dim === 1 ? '' : 's'} would hold about ${gb(bytes)} in this page `
+    + `(limit ${gb(limit)}): lower the draws, the warm-up or the chains`;
 }
 
 /** A worker that has not answered a stop within this many milliseconds is terminated. */
@@ -53,6 +80,10 @@ export class ChainRun {
    * @param {(ch: object, message: string) => void} [o.onError] a chain failed (it is terminated)
    * @param {(run: ChainRun) => void} [o.onEnd] once, when every chain has ended
    * @param {number} [o.maxBytes] the page's memory limit for the run ([`MAX_PAGE_BYTES`])
+   * @param {{total: number, dim: number, exact?: boolean}} [o.plan] the page's estimate before
+   *   any worker (warm-up + draws, [`planDim`]): a run over the limit is refused without
+   *   creating a worker; every chain fails with the message (`onError`, then `onEnd`, after
+   *   the constructor returns)
    */
   constructor(o) {
     this.o = o;
@@ -60,18 +91,32 @@ export class ChainRun {
     this.stopRequested = false;
     this.endedOnce = false;
     this.chains = [];
+    const refused = o.plan ? tooLarge(o.plan, o.chains, o.maxBytes ?? MAX_PAGE_BYTES) : null;
     for (let c = 0; c < o.chains; c++) {
-      const worker = new Worker(CHAIN_WORKER, { type: 'module' });
       const ch = {
-        c, worker, status: 'starting', iteration: 0, total: 0, warmup: 0, computeMs: 0,
+        c, worker: null, status: 'starting', iteration: 0, total: 0, warmup: 0, computeMs: 0,
         lik: 0, grad: 0, likS: 0, gradS: 0, acc: 0, accN: 0, div: 0, signPos: 0, extraSum: null,
       };
       this.chains.push(ch);
+      if (refused) continue;
+      const worker = new Worker(CHAIN_WORKER, { type: 'module' });
+      ch.worker = worker;
       worker.onmessage = (ev) => this.receive(ch, ev.data);
       worker.onerror = (e) => this.receive(ch, { type: 'error', message: e.message ?? 'chain worker failed to start' });
       const { msg, transfer } = o.start(c);
       worker.postMessage(msg, transfer ?? []);
     }
+    if (refused) {
+      // Failed before any worker existed; the callbacks run once the caller holds the run.
+      queueMicrotask(() => {
+        for (const ch of this.chains) this.receive(ch, { type: 'error', message: refused });
+      });
+    }
+  }
+
+  /** Whether this run was refused before any worker was created ([`tooLarge`] on `o.plan`). */
+  get refused() {
+    return this.chains.length > 0 && this.chains.every((ch) => ch.worker === null);
   }
 
   /** Whether every chain has ended. */
@@ -94,7 +139,7 @@ export class ChainRun {
 
   /** Post `msg` to every chain still running (pause, resume). */
   post(msg) {
-    for (const ch of this.chains) if (!ended(ch)) ch.worker.postMessage(msg);
+    for (const ch of this.chains) if (!ended(ch)) ch.worker?.postMessage(msg);
   }
 
   /**
@@ -107,7 +152,7 @@ export class ChainRun {
     const cut = () => {
       for (const ch of this.chains) {
         if (ended(ch)) continue;
-        ch.worker.terminate();
+        ch.worker?.terminate();
         ch.status = status;
       }
       this.checkEnd();
@@ -119,7 +164,7 @@ export class ChainRun {
   /** Terminate every worker now, without callbacks. */
   terminate() {
     for (const ch of this.chains) {
-      ch.worker.terminate();
+      ch.worker?.terminate();
       if (!ended(ch)) ch.status = 'stopped';
     }
     this.endedOnce = true;
@@ -129,15 +174,9 @@ export class ChainRun {
     if (this.endedOnce || ended(ch)) return;
     switch (m.type) {
       case 'ready': {
-        const bytes = runBytes(m, this.chains.length);
-        const limit = this.o.maxBytes ?? MAX_PAGE_BYTES;
-        if (bytes > limit) {
-          this.receive(ch, {
-            type: 'error',
-            message: `draws: ${this.chains.length} chain${this.chains.length > 1 ? 's' : ''} × ${m.total} iterations × `
-              + `${m.dim} parameters would hold about ${gb(bytes)} in this page (limit ${gb(limit)}): `
-              + 'lower the draws, the warm-up or the chains',
-          });
+        const refusal = tooLarge(m, this.chains.length, this.o.maxBytes ?? MAX_PAGE_BYTES);
+        if (refusal) {
+          this.receive(ch, { type: 'error', message: refusal });
           return;
         }
         ch.status = 'running';
@@ -169,7 +208,7 @@ export class ChainRun {
         break;
       case 'error':
         ch.status = 'error';
-        ch.worker.terminate();
+        ch.worker?.terminate();
         this.o.onError?.(ch, m.message);
         this.checkEnd();
         break;

@@ -197,6 +197,29 @@ pub fn extreme_eigenvalues(a: &[f64], d: usize) -> Result<(f64, f64), Error> {
 /// when that is ≥ |λ_min|) or of shift·I − A (`shift` ≠ 0), by power iteration from a fixed
 /// start; for A itself the Rayleigh quotient of A is returned.
 fn power_iteration(a: &[f64], d: usize, shift: f64) -> Result<f64, Error> {
+    power_iteration_op(d, shift, |v, w| {
+        for i in 0..d {
+            w[i] = dot(&a[i * d..(i + 1) * d], v);
+        }
+    })
+    .map(|(rq, _)| rq)
+}
+
+/// Most products [`power_iteration_op`] applies.
+pub const POWER_ITERATION_MAX: usize = 2000;
+
+/// [`extreme_eigenvalues`]' power iteration on a symmetric operator given by its products:
+/// `apply(v, w)` writes A v into `w` (every entry). Returns the dominant eigenvalue of A
+/// (`shift` = 0) or of shift·I − A, by the Rayleigh quotient, and the number of products
+/// applied (at most [`POWER_ITERATION_MAX`]; stopped when the quotient changes by less than
+/// 1e−9 relative). For matrix-free curvature at large d: no d × d matrix is formed.
+///
+/// Errors: a non-finite result.
+pub fn power_iteration_op(
+    d: usize,
+    shift: f64,
+    mut apply: impl FnMut(&[f64], &mut [f64]),
+) -> Result<(f64, usize), Error> {
     let mut v: Vec<f64> = (0..d).map(|i| 1.0 + (i as f64 + 1.0) / d as f64).collect();
     let mut w = vec![0.0; d];
     let norm = |x: &[f64]| math::sqrt(dot(x, x));
@@ -204,10 +227,14 @@ fn power_iteration(a: &[f64], d: usize, shift: f64) -> Result<f64, Error> {
     v.iter_mut().for_each(|x| *x /= nv);
     let mut rq_prev = f64::NAN;
     let mut rq = f64::NAN;
-    for _ in 0..2000 {
-        for i in 0..d {
-            let av = dot(&a[i * d..(i + 1) * d], &v);
-            w[i] = if shift == 0.0 { av } else { shift * v[i] - av };
+    let mut products = 0;
+    for _ in 0..POWER_ITERATION_MAX {
+        apply(&v, &mut w);
+        products += 1;
+        if shift != 0.0 {
+            for i in 0..d {
+                w[i] = shift * v[i] - w[i];
+            }
         }
         rq = dot(&v, &w);
         let nw = norm(&w);
@@ -227,7 +254,7 @@ fn power_iteration(a: &[f64], d: usize, shift: f64) -> Result<f64, Error> {
             "eigenvalues: power iteration failed".into(),
         ));
     }
-    Ok(rq)
+    Ok((rq, products))
 }
 
 /// Symmetric eigendecomposition by the cyclic Jacobi method (only the upper triangle of the

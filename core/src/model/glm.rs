@@ -616,6 +616,52 @@ impl<F: GlmFamily> DataModel for Glm<F> {
             }
         }
     }
+    /// Σᵢ f''(ηᵢ) xᵢ (xᵢᵀv): O(n d), no d × d matrix.
+    fn log_lik_hess_vec_all(&self, theta: &[f64], v: &[f64], out: &mut [f64]) {
+        for i in 0..self.design.n {
+            let row = self.design.row(i);
+            let c =
+                self.family.d2(self.design.y[i], self.eta(theta, i)) * crate::linalg::dot(row, v);
+            for (o, x) in out.iter_mut().zip(row) {
+                *o += c * x;
+            }
+        }
+    }
+    fn log_prior_hess_vec(&self, theta: &[f64], v: &[f64], out: &mut [f64]) {
+        if self.map.is_some() {
+            // −p C⁻¹C⁻ᵀ v in whitened coordinates: a central difference of the gradient.
+            let mut h = vec![0.0; v.len()];
+            super::central_difference(theta, v, &mut h, |t, g| {
+                self.log_prior_grad(t, g);
+            });
+            for (o, x) in out.iter_mut().zip(&h) {
+                *o += x;
+            }
+            return;
+        }
+        let p = self.prior.precision();
+        for (o, x) in out.iter_mut().zip(v) {
+            *o -= p * x;
+        }
+    }
+    /// −p + Σᵢ f''(ηᵢ) x²ᵢₖ (unwhitened only: whitening mixes the coordinates).
+    fn log_post_hess_diag(&self, theta: &[f64], out: &mut [f64]) -> bool {
+        if self.map.is_some() {
+            return false;
+        }
+        let p = self.prior.precision();
+        for o in out.iter_mut() {
+            *o -= p;
+        }
+        for i in 0..self.design.n {
+            let row = self.design.row(i);
+            let c = self.family.d2(self.design.y[i], self.eta(theta, i));
+            for (o, x) in out.iter_mut().zip(row) {
+                *o += c * x * x;
+            }
+        }
+        true
+    }
     fn log_lik_sum(&self, theta: &[f64], idx: &[usize]) -> f64 {
         idx.iter().map(|&i| self.log_lik(theta, i)).sum()
     }

@@ -71,6 +71,35 @@ pub trait DataModel: Send + Sync {
     /// ∇²ℓᵢ(θ) accumulated into `hess` (row-major d × d). Control variates and Newton need it.
     fn log_lik_hess(&self, theta: &[f64], i: usize, hess: &mut [f64]);
 
+    /// (Σᵢ ∇²ℓᵢ(θ)) v over all data, accumulated into `out`: the Hessian-vector product behind
+    /// matrix-free curvature at large d ([`crate::optim::neg_hessian_vec`]), with no d × d
+    /// matrix. The default is a central difference of
+    /// [`log_lik_grad_all`](DataModel::log_lik_grad_all) along v (two full-data passes, step
+    /// ε = 10⁻⁵·(1 + ‖θ‖∞)/‖v‖∞); models with a closed form override it.
+    fn log_lik_hess_vec_all(&self, theta: &[f64], v: &[f64], out: &mut [f64]) {
+        central_difference(theta, v, out, |t, g| {
+            self.log_lik_grad_all(t, g);
+        });
+    }
+
+    /// ∇² log p(θ) v accumulated into `out`. The default is a central difference of
+    /// [`log_prior_grad`](DataModel::log_prior_grad) along v; models with a closed form
+    /// override it.
+    fn log_prior_hess_vec(&self, theta: &[f64], v: &[f64], out: &mut [f64]) {
+        central_difference(theta, v, out, |t, g| {
+            self.log_prior_grad(t, g);
+        });
+    }
+
+    /// The diagonal of ∇² log p(θ) + Σᵢ ∇²ℓᵢ(θ), accumulated into `out` (length d), when the
+    /// model has it in closed form at O(n) per-datum work; returns whether it did (the default
+    /// writes nothing and returns false). Matrix-free set-up at large d uses it for the
+    /// scale of its probe points.
+    fn log_post_hess_diag(&self, theta: &[f64], out: &mut [f64]) -> bool {
+        let _ = (theta, out);
+        false
+    }
+
     /// Σᵢ ℓᵢ(θ) over `idx` (one virtual call per batch, not per datum).
     fn log_lik_sum(&self, theta: &[f64], idx: &[usize]) -> f64 {
         idx.iter().map(|&i| self.log_lik(theta, i)).sum()
@@ -211,6 +240,39 @@ pub trait GlmView: Send + Sync {
             total += v;
         }
         total
+    }
+}
+
+/// out += (g(θ + εv) − g(θ − εv)) / (2ε) with g written by `grad` (into a zeroed buffer),
+/// ε = 10⁻⁵·(1 + ‖θ‖∞)/‖v‖∞; nothing when v = 0 or v is not finite.
+pub(crate) fn central_difference(
+    theta: &[f64],
+    v: &[f64],
+    out: &mut [f64],
+    mut grad: impl FnMut(&[f64], &mut [f64]),
+) {
+    let d = theta.len();
+    let vmax = v.iter().fold(0.0f64, |m, x| m.max(crate::math::abs(*x)));
+    if !(vmax.is_finite() && vmax > 0.0) {
+        return;
+    }
+    let tmax = theta
+        .iter()
+        .fold(0.0f64, |m, x| m.max(crate::math::abs(*x)));
+    let eps = 1e-5 * (1.0 + tmax) / vmax;
+    let mut t = alloc::vec![0.0; d];
+    let mut gp = alloc::vec![0.0; d];
+    let mut gm = alloc::vec![0.0; d];
+    for k in 0..d {
+        t[k] = theta[k] + eps * v[k];
+    }
+    grad(&t, &mut gp);
+    for k in 0..d {
+        t[k] = theta[k] - eps * v[k];
+    }
+    grad(&t, &mut gm);
+    for k in 0..d {
+        out[k] += (gp[k] - gm[k]) / (2.0 * eps);
     }
 }
 

@@ -347,6 +347,55 @@ impl DataModel for Pmf {
             }
         }
     }
+    /// Per rating, with s = vⱼᵀx_u + uᵢᵀx_v: (Hx)_u = β(e x_v − s vⱼ), (Hx)_v = β(e x_u − s uᵢ);
+    /// O(n k), no d × d matrix.
+    fn log_lik_hess_vec_all(&self, theta: &[f64], v: &[f64], out: &mut [f64]) {
+        let k = self.rank;
+        let beta = self.precision;
+        for r in 0..self.ratings.len() {
+            let e = self.residual(theta, r);
+            let (a, b) = self.blocks(r);
+            let mut s = 0.0;
+            for c in 0..k {
+                s += theta[b + c] * v[a + c] + theta[a + c] * v[b + c];
+            }
+            for c in 0..k {
+                out[a + c] += beta * (e * v[b + c] - s * theta[b + c]);
+                out[b + c] += beta * (e * v[a + c] - s * theta[a + c]);
+            }
+        }
+    }
+    fn log_prior_hess_vec(&self, _theta: &[f64], v: &[f64], out: &mut [f64]) {
+        let split = self.n_users * self.rank;
+        for (j, (x, o)) in v.iter().zip(out.iter_mut()).enumerate() {
+            let l = if j < split {
+                self.prior_precision[0]
+            } else {
+                self.prior_precision[1]
+            };
+            *o -= l * x;
+        }
+    }
+    /// −λ − β Σ v²ⱼ_c over user i's ratings for u_{ic}, −λ − β Σ u²ᵢ_c over item j's for v_{jc}.
+    fn log_post_hess_diag(&self, theta: &[f64], out: &mut [f64]) -> bool {
+        let split = self.n_users * self.rank;
+        for (j, o) in out.iter_mut().enumerate() {
+            *o -= if j < split {
+                self.prior_precision[0]
+            } else {
+                self.prior_precision[1]
+            };
+        }
+        for r in 0..self.ratings.len() {
+            let (a, b) = self.blocks(r);
+            for c in 0..self.rank {
+                let (u, v) = (theta[a + c], theta[b + c]);
+                out[a + c] -= self.precision * v * v;
+                out[b + c] -= self.precision * u * u;
+            }
+        }
+        true
+    }
     /// Small deterministic non-zero factors (θ = 0 is a saddle point: every gradient vanishes).
     fn initial_point(&self) -> Vec<f64> {
         (0..self.dim())

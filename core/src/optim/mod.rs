@@ -17,12 +17,16 @@
 //! - D. C. Liu, J. Nocedal (1989), *On the limited memory BFGS method for large scale
 //!   optimization*, Math. Programming 45.
 
+mod curvature;
 mod lbfgs;
 mod newton;
 mod objective;
 
+pub use curvature::{
+    max_eigenvalue_matrix_free, neg_hessian_diag, neg_hessian_vec, MatrixFreeEigen,
+};
 pub use lbfgs::{lbfgs_maximize, LbfgsMemory, LbfgsOptions, LbfgsResult};
-pub use newton::{find_mode, find_mode_subset};
+pub use newton::{find_mode, find_mode_subset, MAX_MODE_DIM};
 
 use crate::cost::Cost;
 use crate::error::Error;
@@ -60,6 +64,11 @@ pub struct ModeOptions {
     pub grad_tol: f64,
     /// L-BFGS memory (pairs kept), ≥ 1.
     pub memory: usize,
+    /// Whether [`ModeResult::neg_hessian`] is formed at the mode (a dense d × d matrix). Without
+    /// it, L-BFGS runs with O(d) memory and takes any d; the curvature is then available
+    /// matrix-free ([`neg_hessian_vec`], [`neg_hessian_diag`]). Newton's method forms the
+    /// matrix at every step regardless.
+    pub hessian: bool,
 }
 
 impl Default for ModeOptions {
@@ -113,13 +122,14 @@ pub const MODE_PARAMS: [ParamSpec; 4] = [P_MODE_METHOD, P_MODE_MAX_ITER, P_MODE_
 
 impl ModeOptions {
     /// Auto (Newton up to [`NEWTON_MAX_DIM`]), at most 500 iterations, tolerance 1e-10,
-    /// L-BFGS memory 10 (the defaults of [`MODE_PARAMS`]; `mode_method`'s default is the first
+    /// L-BFGS memory 10, the dense negative Hessian at the mode formed (the defaults of [`MODE_PARAMS`]; `mode_method`'s default is the first
     /// of its choices, `auto`).
     pub const DEFAULT: ModeOptions = ModeOptions {
         method: ModeMethod::Auto,
         max_iter: 500,
         grad_tol: 1e-10,
         memory: 10,
+        hessian: true,
     };
 
     /// Read [`MODE_PARAMS`]: `mode_method` (`newton` | `lbfgs`), `mode_max_iter`, `mode_tol`
@@ -135,6 +145,7 @@ impl ModeOptions {
             max_iter: P_MODE_MAX_ITER.int(s)?,
             grad_tol: P_MODE_TOL.real(s)?,
             memory: P_MODE_MEMORY.int(s)?,
+            hessian: true,
         })
     }
 
@@ -164,7 +175,8 @@ pub struct ModeResult {
     pub log_density: f64,
     /// ∇ log π(θ̂) (≈ 0 when converged).
     pub grad: Vec<f64>,
-    /// −∇² log π(θ̂), row-major d × d, symmetrised.
+    /// −∇² log π(θ̂), row-major d × d, symmetrised; empty when [`ModeOptions::hessian`] was
+    /// false and the method was L-BFGS.
     pub neg_hessian: Vec<f64>,
     /// Iterations taken.
     pub iterations: usize,
@@ -175,7 +187,7 @@ pub struct ModeResult {
     pub lik_evals: u64,
     /// Per-datum gradient evaluations.
     pub grad_evals: u64,
-    /// Per-datum Hessian evaluations.
+    /// Per-datum Hessian evaluations (dense per-datum Hessians accumulated into a d × d matrix).
     pub hess_evals: u64,
 }
 
@@ -190,7 +202,7 @@ impl ModeResult {
     }
 
     /// The Laplace covariance (−∇² log π(θ̂))⁻¹, row-major; fails when the negative Hessian
-    /// is not positive definite (a saddle or a flat direction).
+    /// is not positive definite (a saddle or a flat direction) or was not formed.
     pub fn covariance(&self) -> Result<Vec<f64>, Error> {
         let d = self.mode.len();
         Ok(Cholesky::new(&self.neg_hessian, d)?.inverse())

@@ -17,17 +17,19 @@ use crate::model::DataModel;
 use alloc::vec;
 use alloc::vec::Vec;
 
-/// Most parameters a mode search takes: it stores dense d × d matrices (the Hessian and a
-/// factorisation, 800 MB each at d = 10⁴), and a larger request would abort on allocation
-/// (e.g. `pmf` with a large `rank`) instead of returning an error.
+/// Most parameters of a mode search that forms dense d × d matrices (Newton's method, or any
+/// method with [`ModeOptions::hessian`]: the Hessian and a factorisation, 800 MB each at
+/// d = 10⁴); a larger request would abort on allocation (e.g. `pmf` with a large `rank`)
+/// instead of returning an error. L-BFGS without the dense Hessian has no such limit.
 pub const MAX_MODE_DIM: usize = 10_000;
 
 /// The posterior mode of `model` on the full data, from `start`.
 ///
 /// Errors: `start` of the wrong length ([`Error::Dimension`]); a non-finite `start`, log
 /// density or gradient there ([`Error::NonFiniteStart`]); invalid options
-/// ([`Error::InvalidSetting`]); more than [`MAX_MODE_DIM`] parameters ([`Error::InvalidData`]). Running out of iterations is not an error: check
-/// [`ModeResult::converged`].
+/// ([`Error::InvalidSetting`]); more than [`MAX_MODE_DIM`] parameters when a dense d × d
+/// matrix would be formed ([`Error::InvalidData`]). Running out of iterations is not an error:
+/// check [`ModeResult::converged`].
 pub fn find_mode(
     model: &dyn DataModel,
     start: &[f64],
@@ -52,10 +54,19 @@ pub fn find_mode_subset(
 fn run(mut obj: Objective<'_>, start: &[f64], opts: &ModeOptions) -> Result<ModeResult, Error> {
     opts.validate()?;
     let d = obj.dim();
-    if d > MAX_MODE_DIM {
+    // d = 0 has nothing to optimise; Newton returns at once.
+    let method = match opts.method {
+        _ if d == 0 => ModeMethod::Newton,
+        ModeMethod::Auto if d <= super::NEWTON_MAX_DIM => ModeMethod::Newton,
+        ModeMethod::Auto => ModeMethod::Lbfgs,
+        m => m,
+    };
+    let dense = method == ModeMethod::Newton || opts.hessian || obj.is_subset();
+    if dense && d > MAX_MODE_DIM {
         return Err(Error::data(alloc::format!(
-            "the model has {d} parameters; the mode search stores dense {d} × {d} matrices \
-             and takes at most {MAX_MODE_DIM} (use fewer parameters, e.g. a smaller rank)"
+            "the model has {d} parameters; this mode search stores dense {d} × {d} matrices \
+             (the Hessian) and takes at most {MAX_MODE_DIM} (use fewer parameters, e.g. a \
+             smaller rank)"
         )));
     }
     Error::check_dim("start", d, start.len())?;
@@ -69,13 +80,6 @@ fn run(mut obj: Objective<'_>, start: &[f64], opts: &ModeOptions) -> Result<Mode
         return Err(Error::NonFiniteStart);
     }
     let tol = opts.grad_tol * (obj.n().max(1) as f64);
-    // d = 0 has nothing to optimise; Newton returns at once.
-    let method = match opts.method {
-        _ if d == 0 => ModeMethod::Newton,
-        ModeMethod::Auto if d <= super::NEWTON_MAX_DIM => ModeMethod::Newton,
-        ModeMethod::Auto => ModeMethod::Lbfgs,
-        m => m,
-    };
     match method {
         ModeMethod::Newton => newton(obj, theta, f, g, tol, opts),
         ModeMethod::Lbfgs | ModeMethod::Auto => {
@@ -87,8 +91,13 @@ fn run(mut obj: Objective<'_>, start: &[f64], opts: &ModeOptions) -> Result<Mode
             };
             let r = lbfgs_maximize(|x, gr| obj.value_grad(x, gr), &theta, &lo)?;
             theta.copy_from_slice(&r.x);
-            let mut a = vec![0.0; d * d];
-            obj.neg_hessian(&theta, &mut a);
+            let a = if opts.hessian {
+                let mut a = vec![0.0; d * d];
+                obj.neg_hessian(&theta, &mut a);
+                a
+            } else {
+                Vec::new()
+            };
             Ok(ModeResult {
                 mode: theta,
                 log_density: r.value,

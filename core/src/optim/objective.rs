@@ -51,16 +51,18 @@ impl<'a> Objective<'a> {
             grad_evals: 0,
             hess_evals: 0,
             tmp: vec![0.0; d],
-            tmp_h: if subset.is_some() {
-                vec![0.0; d * d]
-            } else {
-                Vec::new()
-            },
+            // Allocated by the first subset Hessian (after the size checks of the search).
+            tmp_h: Vec::new(),
         })
     }
 
     pub(crate) fn dim(&self) -> usize {
         self.model.dim()
+    }
+
+    /// Whether this is a subset objective (its scratch already holds a d × d matrix).
+    pub(crate) fn is_subset(&self) -> bool {
+        self.subset.is_some()
     }
 
     pub(crate) fn n(&self) -> usize {
@@ -120,6 +122,9 @@ impl<'a> Objective<'a> {
                 }
             }
             Some(idx) => {
+                if self.tmp_h.len() != d * d {
+                    self.tmp_h = vec![0.0; d * d];
+                }
                 self.tmp_h.iter_mut().for_each(|v| *v = 0.0);
                 for &i in idx {
                     self.model.log_lik_hess(theta, i, &mut self.tmp_h);

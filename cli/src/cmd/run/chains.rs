@@ -17,9 +17,10 @@ pub(super) fn progress_bar(total: u64) -> ProgressBar {
     bar
 }
 
-/// A spinner on a terminal while chain 0 is set up (mode search, automatic step size, pilot
-/// runs); hidden otherwise.
-pub(super) fn setup_spinner(sampler: &str, d: usize) -> ProgressBar {
+/// A spinner on a terminal while the model is built (a GLM's whitening runs a mode search)
+/// and chain 0 is set up (mode search, automatic step size, pilot runs); hidden otherwise.
+/// `d` is None until the model is built.
+pub(super) fn setup_spinner(sampler: &str, d: Option<usize>) -> ProgressBar {
     if !std::io::stderr().is_terminal() {
         return ProgressBar::hidden();
     }
@@ -27,11 +28,23 @@ pub(super) fn setup_spinner(sampler: &str, d: usize) -> ProgressBar {
     if let Ok(style) = ProgressStyle::with_template("{spinner} {msg} {elapsed_precise}") {
         bar.set_style(style);
     }
-    bar.set_message(format!(
-        "setting up {sampler} (d = {d}: mode, step size, pilot runs)"
-    ));
+    set_setup_message(&bar, sampler, d);
     bar.enable_steady_tick(std::time::Duration::from_millis(200));
     bar
+}
+
+/// The set-up spinner's message: the phase, and d once known.
+pub(super) fn set_setup_message(bar: &ProgressBar, sampler: &str, d: Option<usize>) {
+    bar.set_message(setup_message(sampler, d));
+}
+
+/// "building the model (whitening: mode search)" before d is known, then "setting up {sampler}
+/// (d = …: mode, step size, pilot runs)".
+pub(super) fn setup_message(sampler: &str, d: Option<usize>) -> String {
+    match d {
+        None => "building the model (whitening: mode search)".to_string(),
+        Some(d) => format!("setting up {sampler} (d = {d}: mode, step size, pilot runs)"),
+    }
 }
 
 /// Where one chain writes its rows while it samples.
@@ -137,4 +150,23 @@ pub(super) fn run_one(
         t_warmup: t_warm_end.duration_since(t_start).as_secs_f64(),
         t_sampling: t_end.duration_since(t_warm_end).as_secs_f64(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::setup_message;
+
+    /// The spinner starts before the model is built (a GLM's whitening is a mode search) and
+    /// names d once the model exists.
+    #[test]
+    fn the_setup_message_covers_the_model_build_then_names_d() {
+        assert_eq!(
+            setup_message("sgld", None),
+            "building the model (whitening: mode search)"
+        );
+        assert_eq!(
+            setup_message("sgld", Some(7000)),
+            "setting up sgld (d = 7000: mode, step size, pilot runs)"
+        );
+    }
 }

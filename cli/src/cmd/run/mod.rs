@@ -240,8 +240,15 @@ pub fn run(a: &RunArgs) -> Result<(), CliError> {
         standardize: a.standardize,
     };
     let t_model = Instant::now();
-    let mut model =
-        registry::build_model(&a.model, &table, &spec, &settings).map_err(|e| ctx.describe(&e))?;
+    // Set-up (a mode search for the whitening, then chain 0's mode search, automatic step size
+    // and pilot runs) can take a while at large d: a spinner says so on a terminal from here
+    // until chain 0 is built.
+    let spinner = setup_spinner(&a.sampler, None);
+    let model = registry::build_model(&a.model, &table, &spec, &settings);
+    if model.is_err() {
+        spinner.finish_and_clear();
+    }
+    let mut model = model.map_err(|e| ctx.describe(&e))?;
     let model_seconds = t_model.elapsed().as_secs_f64();
     // Cores beyond one per chain split each full-data pass (bit-identical results).
     let pass_threads = tallmc_cli::parallel::pass_threads(a.chains);
@@ -256,7 +263,7 @@ pub fn run(a: &RunArgs) -> Result<(), CliError> {
     drop(table);
     if let Some(info) = model.reparam_info() {
         if info.kind == "failed" {
-            eprintln!("warning: reparam: {}", info.note);
+            spinner.suspend(|| eprintln!("warning: reparam: {}", info.note));
         }
     }
 
@@ -268,8 +275,7 @@ pub fn run(a: &RunArgs) -> Result<(), CliError> {
         warmup: a.warmup,
         settings: &settings,
     };
-    // Set-up (a mode search, a pilot run) can take a while at large d: say so on a terminal.
-    let spinner = setup_spinner(&a.sampler, model.dim());
+    set_setup_message(&spinner, &a.sampler, Some(model.dim()));
     let chain0 = registry::build_reported_chain(&config, model.clone(), &mut rng0);
     spinner.finish_and_clear();
     let chain0 = chain0.map_err(|e| ctx.describe(&e))?;

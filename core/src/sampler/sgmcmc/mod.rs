@@ -38,6 +38,11 @@
 //!   coordinates, C⁻¹Cov(ĝ)C⁻ᵀ, which is the same on whitened targets but has the wrong units
 //!   otherwise: on an unwhitened target it let the noise dominate.)
 //!
+//! Above [`DENSE_SETUP_MAX_DIM`] no d × d matrix is formed ([`LaplaceCurvature::MatrixFree`]):
+//! λ_max(A) by power iteration on Hessian-vector products and probe points θ̂ + s ⊙ u with
+//! sᵢ = Aᵢᵢ^{−1/2} from the diagonal of A (a narrower spread than C⁻ᵀu along correlated or
+//! flat directions).
+//!
 //! Default batch size (setting `batch_size` = auto, every sampler but `asgld-cv-ps`, whose
 //! pilot chains need a fixed batch, and `dpp-sgld`): the noise is measured at m₀ =
 //! [`AUTO_BATCH_MIN`] (clamped to n) and the batch grows to the smallest m whose predicted
@@ -116,6 +121,67 @@ pub const NOISE_PROBES: usize = 8;
 /// Gradient estimates per probe point.
 pub const NOISE_DRAWS: usize = 8;
 
+/// The largest d whose set-up forms the dense Laplace precision A = −∇² log π(θ̂) (d × d, a
+/// Cholesky factor and an eigenvalue search, O(d³)). Above it the set-up is matrix-free
+/// ([`LaplaceCurvature::MatrixFree`]): the mode by L-BFGS without the Hessian, λ_max(A) by power
+/// iteration on Hessian-vector products, and probe points scaled by diag(A); at d = 7 000
+/// (`pmf`) the dense set-up took minutes in Cholesky factorisations of the regularisation
+/// ladder. The same limit as the GLMs' whitening ([`crate::model::glm::WHITEN_MAX_DIM`]).
+pub const DENSE_SETUP_MAX_DIM: usize = 2000;
+
+/// The Laplace precision A = −∇² log π(θ̂) at the mode as the automatic step and batch use it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LaplaceCurvature {
+    /// A itself, row-major d × d (d ≤ [`DENSE_SETUP_MAX_DIM`]).
+    Dense(Vec<f64>),
+    /// Matrix-free (d > [`DENSE_SETUP_MAX_DIM`]).
+    MatrixFree {
+        /// λ_max(A) by power iteration on Hessian-vector products.
+        lmax: f64,
+        /// Per-coordinate scale of the probe points θ̂ + s ⊙ u, u ~ N(0, I): sᵢ = (Aᵢᵢ + τ)^{−1/2}
+        /// from the diagonal of A (τ = 10⁻⁶·mean |Aᵢᵢ| where Aᵢᵢ ≤ τ), or λ_max^{−1/2} for
+        /// every coordinate when the model has no closed-form diagonal.
+        scale: Vec<f64>,
+        /// Hessian-vector products spent on λ_max.
+        products: usize,
+    },
+}
+
+impl LaplaceCurvature {
+    /// The matrix-free curvature of `model` at `mode` (see [`LaplaceCurvature::MatrixFree`]).
+    /// Errors: a λ_max that is not finite and positive.
+    pub fn matrix_free(model: &dyn DataModel, mode: &[f64]) -> Result<Self, Error> {
+        let e = crate::optim::max_eigenvalue_matrix_free(model, mode).map_err(|_| bad_laplace())?;
+        let lmax = e.value;
+        if !(lmax.is_finite() && lmax > 0.0) {
+            return Err(bad_laplace());
+        }
+        let scale = match crate::optim::neg_hessian_diag(model, mode) {
+            Some(diag) if diag.iter().all(|v| v.is_finite()) => {
+                let s = diag.iter().map(|v| math::abs(*v)).sum::<f64>() / diag.len().max(1) as f64;
+                let tau = if s > 0.0 { 1e-6 * s } else { 1e-6 * lmax };
+                diag.iter()
+                    .map(|&a| 1.0 / math::sqrt(if a > tau { a } else { a.max(0.0) + tau }))
+                    .collect()
+            }
+            _ => alloc::vec![1.0 / math::sqrt(lmax); mode.len()],
+        };
+        Ok(LaplaceCurvature::MatrixFree {
+            lmax,
+            scale,
+            products: e.products,
+        })
+    }
+}
+
+fn bad_laplace() -> Error {
+    Error::setting(
+        "step_size",
+        "the automatic step size needs a positive-definite Laplace precision at the mode; \
+         give step_size",
+    )
+}
+
 /// The Cholesky factor of A, or where A is not positive definite (flat or saddle directions, as
 /// in matrix factorisation, whose posterior is invariant under rotations of the factors) of
 /// A + τI with the smallest τ of the ladder 10⁻⁶·s, 10⁻⁵·s, … (s = mean |Aᵢᵢ|) that factors:
@@ -147,29 +213,28 @@ fn regularised_cholesky(a: &[f64], d: usize) -> Option<crate::linalg::Cholesky> 
 /// The gradient-noise measurement behind the automatic step and batch (module docs): the
 /// curvature step h_curv = c/λ_max(A) and tr(Cov ĝ), the trace of the estimator's covariance
 /// (in the sampler's coordinates), averaged over
-/// [`NOISE_PROBES`] typical points; with the per-datum evaluations spent. `neg_hessian` is A
-/// at the mode.
+/// [`NOISE_PROBES`] typical points; with the per-datum evaluations spent. `laplace` is A at
+/// the mode.
 fn measure_noise(
     est: &mut GradientEstimator,
     model: &dyn DataModel,
     mode: &[f64],
-    neg_hessian: &[f64],
+    laplace: &LaplaceCurvature,
     rng: &mut ChainRng,
 ) -> Result<(f64, f64, Cost), Error> {
     let d = mode.len();
-    let bad = || {
-        Error::setting(
-            "step_size",
-            "the automatic step size needs a positive-definite Laplace precision at the mode; \
-             give step_size",
-        )
+    let (chol, lmax) = match laplace {
+        LaplaceCurvature::Dense(neg_hessian) => {
+            let chol = regularised_cholesky(neg_hessian, d).ok_or_else(bad_laplace)?;
+            let lmax = crate::linalg::extreme_eigenvalues(neg_hessian, d)
+                .map_err(|_| bad_laplace())?
+                .0;
+            (Some(chol), lmax)
+        }
+        LaplaceCurvature::MatrixFree { lmax, .. } => (None, *lmax),
     };
-    let chol = regularised_cholesky(neg_hessian, d).ok_or_else(bad)?;
-    let lmax = crate::linalg::extreme_eigenvalues(neg_hessian, d)
-        .map_err(|_| bad())?
-        .0;
     if !(lmax.is_finite() && lmax > 0.0) {
-        return Err(bad());
+        return Err(bad_laplace());
     }
     let h_curv = AUTO_STEP_FACTOR / lmax;
     let mut cost = Cost::default();
@@ -180,7 +245,15 @@ fn measure_noise(
         for t in theta.iter_mut() {
             *t = crate::dist::std_normal(rng);
         }
-        chol.solve_lt(&mut theta);
+        match (&chol, laplace) {
+            (Some(chol), _) => chol.solve_lt(&mut theta),
+            (None, LaplaceCurvature::MatrixFree { scale, .. }) => {
+                for (t, s) in theta.iter_mut().zip(scale) {
+                    *t *= s;
+                }
+            }
+            (None, LaplaceCurvature::Dense(_)) => {}
+        }
         for (t, m) in theta.iter_mut().zip(mode) {
             *t += m;
         }
@@ -258,16 +331,16 @@ pub fn auto_batch(
 
 /// The automatic step size (module docs): min(c/λ_max(A), 0.4·α·d/tr(Cov ĝ)), α the friction of
 /// the momentum dynamics (1 for Langevin). Returns the step and the per-datum evaluations
-/// spent measuring the noise. `neg_hessian` is A at the mode.
+/// spent measuring the noise. `laplace` is A at the mode.
 fn auto_step(
     est: &mut GradientEstimator,
     model: &dyn DataModel,
     mode: &[f64],
-    neg_hessian: &[f64],
+    laplace: &LaplaceCurvature,
     friction: f64,
     rng: &mut ChainRng,
 ) -> Result<(f64, Cost), Error> {
-    let (h_curv, tr_bw, cost) = measure_noise(est, model, mode, neg_hessian, rng)?;
+    let (h_curv, tr_bw, cost) = measure_noise(est, model, mode, laplace, rng)?;
     Ok((h_curv.min(noise_step(friction, mode.len(), tr_bw)), cost))
 }
 
@@ -453,16 +526,28 @@ pub fn build_sg_chain(
         || preferential
         || opts.init == SgldInit::Mode;
     let mut setup = Cost::default();
+    // Above DENSE_SETUP_MAX_DIM no d × d matrix is formed (the mode by L-BFGS, the curvature
+    // matrix-free).
+    let dense = d <= DENSE_SETUP_MAX_DIM;
     let mode: Option<ModeResult> = if need_mode {
         let r = find_mode(
             model.as_ref(),
             &model.initial_point(),
-            &ModeOptions::default(),
+            &ModeOptions {
+                hessian: dense,
+                ..ModeOptions::default()
+            },
         )?;
         add_cost(&mut setup, r.cost());
         Some(r)
     } else {
         None
+    };
+    let needs_curvature = auto_batch_on || opts.step_size.is_nan();
+    let laplace = match &mode {
+        Some(r) if dense => Some(LaplaceCurvature::Dense(r.neg_hessian.clone())),
+        Some(r) if needs_curvature => Some(LaplaceCurvature::matrix_free(model.as_ref(), &r.mode)?),
+        _ => None,
     };
     let sub = match opts.batching {
         Batching::Uniform { with_replacement } => {
@@ -482,6 +567,17 @@ pub fn build_sg_chain(
             gradient::check_batch(n, batch, true)?;
             let r = mode.as_ref().ok_or(Error::NonFiniteStart)?;
             let w = if opts.control_variate {
+                if !dense {
+                    return Err(Error::setting(
+                        "sampler",
+                        alloc::format!(
+                            "the control-variate preferential weights need the dense Laplace \
+                             covariance (a d × d inverse and per-datum Hessians), which this \
+                             set-up forms only up to d = {DENSE_SETUP_MAX_DIM}; this model has \
+                             d = {d}: use sgld-cv or sgld-ps"
+                        ),
+                    ));
+                }
                 // The Laplace covariance; regularised where the precision is only semi-definite
                 // (matrix factorisation), as for the automatic step's probe points.
                 let cov = match r.covariance() {
@@ -600,8 +696,8 @@ pub fn build_sg_chain(
         // Measure the noise at the starting batch, grow the batch until the noise no longer
         // limits the step (the user's, or the curvature step), then measure again below.
         let r = mode.as_ref().ok_or(Error::NonFiniteStart)?;
-        let (h_curv, tr0, c) =
-            measure_noise(&mut est, model.as_ref(), &r.mode, &r.neg_hessian, rng)?;
+        let lap = laplace.as_ref().ok_or(Error::NonFiniteStart)?;
+        let (h_curv, tr0, c) = measure_noise(&mut est, model.as_ref(), &r.mode, lap, rng)?;
         add_cost(&mut setup, c);
         let h_target = if opts.step_size.is_nan() {
             h_curv
@@ -618,16 +714,9 @@ pub fn build_sg_chain(
             est.set_batch(m)?;
         }
     }
-    let h0 = match (&mode, opts.step_size.is_nan()) {
-        (Some(r), true) => {
-            let (h, c) = auto_step(
-                &mut est,
-                model.as_ref(),
-                &r.mode,
-                &r.neg_hessian,
-                friction,
-                rng,
-            )?;
+    let h0 = match (&mode, &laplace, opts.step_size.is_nan()) {
+        (Some(r), Some(lap), true) => {
+            let (h, c) = auto_step(&mut est, model.as_ref(), &r.mode, lap, friction, rng)?;
             add_cost(&mut setup, c);
             h
         }
