@@ -149,3 +149,42 @@ fn run_json_reports_ksd_with_exact_scores() {
     println!("KSD: NUTS {joint:.4}, crude SGLD {crude:.4}");
     assert!(crude > 2.0 * joint, "{crude} vs {joint}");
 }
+
+/// By default the KSD's scores cost no more than the run (issue 21): a cheap SGLD run on
+/// 5 000 rows (2 × 500 iterations of batch 10: 10⁴ evaluations, the scores of two draws)
+/// takes the floor of 10 draws, and the joint KSD comes with its standard error.
+#[test]
+fn the_default_ksd_costs_no_more_than_the_run() {
+    let dir = TempDir::new("ksd-cost");
+    let data = dir.join("data.csv");
+    let o = tallmc(&[
+        "simulate", "--model", "logistic", "--n", "5000", "--d", "3", "--seed", "2", "--out", &data,
+    ]);
+    assert_eq!(o.status.code(), Some(0));
+    let j = run(
+        &data,
+        &dir.join("sgld"),
+        "sgld",
+        &["--set", "batch_size=10", "--set", "init=zero"],
+    );
+    let k = &j["ksd"];
+    let run_evals: u64 = ["warmup", "sampling"]
+        .iter()
+        .map(|p| {
+            j["grad_evals"][*p]
+                .as_u64()
+                .unwrap()
+                .max(j["lik_evals"][*p].as_u64().unwrap())
+        })
+        .sum();
+    assert!(run_evals < 10 * 5000, "{run_evals}");
+    assert_eq!(k["max_draws"], 10, "{k}");
+    assert_eq!(k["draws"], 10);
+    assert!(k["max_draws_rule"].as_str().unwrap().starts_with("default"));
+    let (joint, se) = (
+        k["joint"].as_f64().unwrap(),
+        k["joint_se"].as_f64().unwrap(),
+    );
+    assert!(se > 0.0 && se < joint, "joint {joint} se {se}");
+    // A run that costs more than the budget keeps the budget rule (the NUTS test above).
+}

@@ -303,3 +303,35 @@ fn trace_follows_the_run() {
     );
     assert!(t[799] < 0.5 * t[99] && t[99] < t[9]);
 }
+
+/// `joint_se` (issue 21: the KSD of a few thinned draws comes with its error) matches the
+/// spread of the joint KSD over independent samples of a biased sampler (N(0.5, 1) draws
+/// against a N(0, I) target), where the discrepancy is what a user reads.
+#[test]
+fn joint_se_matches_the_spread_over_replicates() {
+    let kernel = Imq::DEFAULT;
+    let (k, reps) = (100, 200u64);
+    let (mut js, mut ses) = (Vec::new(), Vec::new());
+    for r in 0..reps {
+        let mut rng = chain_rng(31, r);
+        let x = gaussian_draws(k, 0.5, 1.0, &mut rng);
+        let res = ksd(&kernel, &x, &std_scores(&x), D).unwrap();
+        js.push(res.joint);
+        ses.push(res.joint_se);
+    }
+    let mean = js.iter().sum::<f64>() / reps as f64;
+    let sd = (js.iter().map(|j| (j - mean) * (j - mean)).sum::<f64>() / (reps as f64 - 1.0)).sqrt();
+    let se = ses.iter().sum::<f64>() / reps as f64;
+    println!("joint KSD {mean:.4}: sd over {reps} samples {sd:.4}, mean joint_se {se:.4}");
+    // The sd of a sample sd of 200 normal values is about 5 %; the delta method adds its own
+    // O(1/K) error.
+    assert!((0.75..=1.33).contains(&(se / sd)), "se {se} vs sd {sd}");
+    // Unequal weights (a signed sampler) give NaN, as do single draws.
+    let x = gaussian_draws(3, 0.0, 1.0, &mut chain_rng(1, 0));
+    let w =
+        tallmc_core::diag::ksd::ksd_weighted(&kernel, &x, &std_scores(&x), &[1.0, -1.0, 1.0], D)
+            .unwrap();
+    assert!(w.joint_se.is_nan());
+    let one = ksd(&kernel, &x[..D], &std_scores(&x[..D]), D).unwrap();
+    assert!(one.joint_se.is_nan());
+}

@@ -201,6 +201,11 @@ pub struct Ksd {
     pub v_coords: Vec<f64>,
     /// Number of draws used.
     pub draws: usize,
+    /// Standard error of [`joint`](Ksd::joint) from the draws' own spread, treating them as
+    /// independent (evenly thinned chains): 2·sd(hₖ)/√K for V = mean(hₖ), hₖ = Σ_k′ k⁰(θ_k,
+    /// θ_k′)/K, through √V (delta method). NaN for fewer than 2 draws, V ≤ 0, or unequal
+    /// weights (a signed sampler's).
+    pub joint_se: f64,
 }
 
 /// Check a row-major `K × d` pair of point and score arrays; returns K.
@@ -256,6 +261,8 @@ pub fn ksd_weighted(
     let mut diag = vec![0.0; d];
     let mut off = vec![0.0; d];
     let mut tmp = vec![0.0; d];
+    // h[a] = Σ_b k⁰(θ_a, θ_b) summed over coordinates (for the standard error only).
+    let mut h = vec![0.0; k];
     let row = |a: usize| a * d..(a + 1) * d;
     for a in 0..k {
         let (xa, sa) = (&points[row(a)], &scores[row(a)]);
@@ -264,12 +271,16 @@ pub fn ksd_weighted(
         for j in 0..d {
             diag[j] += wa * wa * tmp[j];
         }
+        h[a] += tmp.iter().sum::<f64>();
         for b in (a + 1)..k {
             kernel.stein_coords(xa, sa, &points[row(b)], &scores[row(b)], &mut tmp);
             let w = 2.0 * wa * weights[b];
             for j in 0..d {
                 off[j] += w * tmp[j];
             }
+            let t: f64 = tmp.iter().sum();
+            h[a] += t;
+            h[b] += t;
         }
     }
     let norm = sw * sw;
@@ -289,7 +300,21 @@ pub fn ksd_weighted(
             math::sqrt(x.max(0.0))
         }
     };
+    let equal = weights.iter().all(|&w| w == weights[0]);
+    let joint_se = if k >= 2 && equal && v > 0.0 {
+        let kf = k as f64;
+        let mean = h.iter().sum::<f64>() / (kf * kf);
+        let var = h
+            .iter()
+            .map(|&x| (x / kf - mean) * (x / kf - mean))
+            .sum::<f64>()
+            / (kf - 1.0);
+        2.0 * math::sqrt(var / kf) / (2.0 * math::sqrt(v))
+    } else {
+        f64::NAN
+    };
     Ok(Ksd {
+        joint_se,
         joint: root(v),
         thesis: v_coords.iter().map(|&x| root(x)).sum(),
         v_statistic: v,

@@ -2,19 +2,29 @@
 
 use super::*;
 
+/// The fewest draws the default rule of [`ksd_draws_rule`] takes when the run itself was
+/// cheaper than their scores.
+pub(super) const MIN_COST_DRAWS: usize = 10;
+
 /// The bound K on the KSD's draws and how it was chosen: `--ksd-draws` when given, otherwise
-/// [`diag::ksd::budget_draws`]`(n, d)`.
+/// [`diag::ksd::budget_draws`]`(n, d)`, lowered so that the scores (K·n per-datum gradients)
+/// cost no more than the run's own warm-up and sampling (`run_evals` per-datum evaluations, all
+/// chains), but not below [`MIN_COST_DRAWS`].
 pub(super) fn ksd_draws_rule(
     requested: Option<usize>,
     n: usize,
     d: usize,
+    run_evals: u64,
 ) -> (usize, &'static str) {
     match requested {
         Some(k) => (k, "--ksd-draws"),
-        None => (
-            diag::ksd::budget_draws(n, d),
-            "default: min(1000, max(100, floor(1e9 / (n d))))",
-        ),
+        None => {
+            let by_cost = usize::try_from(run_evals / (n.max(1) as u64)).unwrap_or(usize::MAX);
+            (
+                diag::ksd::budget_draws(n, d).min(by_cost.max(MIN_COST_DRAWS)),
+                "default: min(1000, max(100, floor(1e9 / (n d))), max(10, floor(run evaluations / n)))",
+            )
+        }
     }
 }
 
@@ -30,7 +40,14 @@ pub(super) fn ksd_json(
     requested: Option<usize>,
 ) -> serde_json::Value {
     use diag::ksd;
-    let (max, rule) = ksd_draws_rule(requested, model.n(), model.dim());
+    let run_evals: u64 = outputs
+        .iter()
+        .map(|o| {
+            o.warmup.lik_evals.max(o.warmup.grad_evals)
+                + o.sampling.lik_evals.max(o.sampling.grad_evals)
+        })
+        .sum();
+    let (max, rule) = ksd_draws_rule(requested, model.n(), model.dim(), run_evals);
     if max == 0 {
         return serde_json::Value::Null;
     }
@@ -99,6 +116,7 @@ pub(super) fn ksd_json(
         }),
         Ok(r) => json!({
             "joint": num(r.joint),
+            "joint_se": num(r.joint_se),
             "thesis": num(r.thesis),
             "u_statistic": num(r.u_statistic),
             "draws": r.draws,
@@ -112,10 +130,11 @@ pub(super) fn ksd_json(
             "seconds": t0.elapsed().as_secs_f64(),
             "definitions": {
                 "joint": "sqrt(V), V = sum over pairs of thinned draws of the IMQ Stein kernel k0 (summed over coordinates) / K^2 (Gorham & Mackey 2017)",
+                "joint_se": "standard error of joint from the draws' spread (2 sd(h_k)/sqrt(K) for V = mean of h_k = sum over k' of k0 / K, through sqrt; treats the thinned draws as independent; null for signed draws)",
                 "thesis": "sum over coordinates j of sqrt(V_j), V_j the V-statistic of the coordinate-j Stein kernel (Putcha 2024, eq. 4.5.1)",
                 "u_statistic": "mean of k0 over distinct pairs; estimates E[k0] under the draws' law, 0 for exact draws (Stein identity)",
                 "draws": "kept draws used: evenly thinned within each chain to at most max_draws in total",
-                "max_draws": "--ksd-draws K if given, else min(1000, max(100, floor(1e9 / (n d)))), which bounds the score cost",
+                "max_draws": "--ksd-draws K if given, else min(1000, max(100, floor(1e9 / (n d))), max(10, floor(run evaluations / n))): the scores cost at most about 5 s of CPU and, from 10 draws up, no more than the run's own warm-up and sampling",
                 "score_grad_evals": "per-datum gradient evaluations of the exact scores: draws x n",
                 "score_seconds": "wall time of the exact scores (up to two threads); seconds = scores + kernel sums",
                 "scores": "exact = full-data gradient of the log posterior at every used draw",

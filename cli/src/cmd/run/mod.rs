@@ -82,7 +82,8 @@ pub struct RunArgs {
     /// Kept draws (all chains, evenly thinned) from which run.json's kernel Stein discrepancy
     /// is computed with exact scores (cost: K·n per-datum gradients and O(K²d)); 0 skips it.
     /// Default: K = min(1000, max(100, ⌊10⁹/(n·d)⌋)), which bounds the score cost at about
-    /// 5 s of CPU for tall data (1000 up to n·d = 10⁶; 100 at n = 10⁶, d = 10).
+    /// 5 s of CPU for tall data (1000 up to n·d = 10⁶; 100 at n = 10⁶, d = 10), and at most
+    /// max(10, ⌊run evaluations/n⌋), so the scores cost no more than the run itself.
     #[arg(long, value_name = "K", conflicts_with = "no_ksd")]
     pub ksd_draws: Option<usize>,
     /// Skip run.json's kernel Stein discrepancy (the same as `--ksd-draws 0`).
