@@ -42,7 +42,7 @@ fn threads_do_not_change_the_bits() {
 }
 
 /// A drawn batch's gradient (the stochastic-gradient samplers' hot loop, read in sweeps of
-/// eight rows) is the per-datum sum bit for bit: every GLM family, raw and whitened (offsets),
+/// eight rows) and the Hessian over the same rows are the per-datum sums bit for bit: every GLM family, raw and whitened (offsets),
 /// batches shorter than, equal to and longer than the gather chunk, repeated indices.
 #[test]
 fn batch_gradient_is_the_per_datum_sum_bit_for_bit() {
@@ -87,6 +87,16 @@ fn batch_gradient_is_the_per_datum_sum_bit_for_bit() {
                         "{name} {reparam} {len}: {k}"
                     );
                 }
+                // The Hessian over the same rows, eight per sweep, is the row-by-row sum too.
+                let (mut h1, mut h2) = (vec![0.5; dim * dim], vec![0.5; dim * dim]);
+                m.log_lik_hess_rows(&theta, &|q| idx[q], len, &mut h1);
+                for &i in &idx {
+                    m.log_lik_hess(&theta, i, &mut h2);
+                }
+                assert!(
+                    h1.iter().zip(&h2).all(|(a, b)| a.to_bits() == b.to_bits()),
+                    "{name} {reparam} {len}: Hessian"
+                );
             }
         }
     }

@@ -665,6 +665,41 @@ impl<F: GlmFamily> DataModel for Glm<F> {
     fn log_lik_sum(&self, theta: &[f64], idx: &[usize]) -> f64 {
         idx.iter().map(|&i| self.log_lik(theta, i)).sum()
     }
+    /// Eight rows per sweep of the d × d matrix: each entry gets the rows' terms
+    /// (f″ᵢ xᵢₐ) xᵢ_b in row order, as row by row (the same bits), with the matrix loaded and
+    /// stored once per eight rows.
+    fn log_lik_hess_rows(
+        &self,
+        theta: &[f64],
+        rows: &dyn Fn(usize) -> usize,
+        count: usize,
+        hess: &mut [f64],
+    ) {
+        let d = self.design.d;
+        let hess = &mut hess[..d * d];
+        let full = count - count % ROWS;
+        for q0 in (0..full).step_by(ROWS) {
+            let idx: [usize; ROWS] = core::array::from_fn(|q| rows(q0 + q));
+            let r: [&[f64]; ROWS] = core::array::from_fn(|q| self.design.row(idx[q]));
+            let d2: [f64; ROWS] = core::array::from_fn(|q| {
+                self.family
+                    .d2(self.design.y[idx[q]], self.eta(theta, idx[q]))
+            });
+            for a in 0..d {
+                let ra: [f64; ROWS] = core::array::from_fn(|q| d2[q] * r[q][a]);
+                for (b, h) in hess[a * d..(a + 1) * d].iter_mut().enumerate() {
+                    let mut s = *h;
+                    for q in 0..ROWS {
+                        s += ra[q] * r[q][b];
+                    }
+                    *h = s;
+                }
+            }
+        }
+        for q in full..count {
+            self.log_lik_hess(theta, rows(q), hess);
+        }
+    }
     /// A drawn batch in chunks of [`GATHER`] rows, each in four sweeps: the responses, the
     /// linear predictors eight rows at a time (the eight rows' reads in flight together; these
     /// two sweeps are the ones that wait on memory), the family's values and derivatives, then

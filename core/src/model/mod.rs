@@ -70,6 +70,21 @@ pub trait DataModel: Send + Sync {
     fn log_lik_grad(&self, theta: &[f64], i: usize, grad: &mut [f64]) -> f64;
     /// ∇²ℓᵢ(θ) accumulated into `hess` (row-major d × d). Control variates and Newton need it.
     fn log_lik_hess(&self, theta: &[f64], i: usize, hess: &mut [f64]);
+    /// Σᵢ ∇²ℓᵢ(θ) over the rows `rows(0), …, rows(count − 1)` accumulated into `hess`, datum
+    /// by datum in that order: the same bits as [`log_lik_hess`](DataModel::log_lik_hess)
+    /// called for each in turn (models override it to take several rows per sweep of the
+    /// d × d matrix).
+    fn log_lik_hess_rows(
+        &self,
+        theta: &[f64],
+        rows: &dyn Fn(usize) -> usize,
+        count: usize,
+        hess: &mut [f64],
+    ) {
+        for q in 0..count {
+            self.log_lik_hess(theta, rows(q), hess);
+        }
+    }
 
     /// (Σᵢ ∇²ℓᵢ(θ)) v over all data, accumulated into `out`: the Hessian-vector product behind
     /// matrix-free curvature at large d ([`crate::optim::neg_hessian_vec`]), with no d × d

@@ -96,10 +96,7 @@ impl<'a> Objective<'a> {
             None => self.model.log_lik_grad_all(theta, grad),
             Some(idx) => {
                 self.tmp.iter_mut().for_each(|g| *g = 0.0);
-                let mut s = 0.0;
-                for &i in idx {
-                    s += self.model.log_lik_grad(theta, i, &mut self.tmp);
-                }
+                let s = self.model.log_lik_grad_batch(theta, idx, &mut self.tmp);
                 for (g, t) in grad.iter_mut().zip(&self.tmp) {
                     *g += self.scale * t;
                 }
@@ -117,18 +114,16 @@ impl<'a> Objective<'a> {
         self.hess_evals += self.m;
         match self.subset {
             None => {
-                for i in 0..self.model.n() {
-                    self.model.log_lik_hess(theta, i, a);
-                }
+                self.model
+                    .log_lik_hess_rows(theta, &|q| q, self.model.n(), a);
             }
             Some(idx) => {
                 if self.tmp_h.len() != d * d {
                     self.tmp_h = vec![0.0; d * d];
                 }
                 self.tmp_h.iter_mut().for_each(|v| *v = 0.0);
-                for &i in idx {
-                    self.model.log_lik_hess(theta, i, &mut self.tmp_h);
-                }
+                self.model
+                    .log_lik_hess_rows(theta, &|q| idx[q], idx.len(), &mut self.tmp_h);
                 for (v, t) in a.iter_mut().zip(&self.tmp_h) {
                     *v += self.scale * t;
                 }
