@@ -229,6 +229,18 @@ pub fn gather(n: usize, d: usize, batch: usize) -> Result<(), CliError> {
         cached += t0.elapsed().as_secs_f64();
     }
     let (mem, cached) = (mem / iters as f64, cached / iters as f64);
+    // The same batches datum by datum (one call per row: the estimator's loop before issue 21).
+    let mut g = vec![0.0; dim];
+    let t0 = Instant::now();
+    for _ in 0..iters {
+        sampler.sample(&mut rng, &mut idx);
+        g.iter_mut().for_each(|v| *v = 0.0);
+        for &i in &idx {
+            m.log_lik_grad(&theta, i, &mut g);
+        }
+        sink += g[0];
+    }
+    let per_datum = t0.elapsed().as_secs_f64() / iters as f64 - draw;
     let bytes = batch * (dim + 1) * 8;
     println!(
         "sgld batch gradient: logistic n = {n}, d = {dim}, batch {batch} without replacement: \
@@ -240,6 +252,10 @@ pub fn gather(n: usize, d: usize, batch: usize) -> Result<(), CliError> {
         1e9 * step / batch as f64,
         1e6 * mem,
         1e6 * cached,
+    );
+    println!(
+        "ratio batch gradient datum by datum / in sweeps (the estimator's loop before and after issue 21): {:.2}",
+        per_datum / (step - draw)
     );
     println!(
         "ratio sgld iteration / reading the batch from memory: {:.2}",
