@@ -63,12 +63,23 @@ pub(super) struct Estimate {
     pub(super) output: f64,
 }
 
-/// The estimate for `a`'s chains and draws, `d` parameters, `n` rows, `extras` stats columns.
-pub(super) fn estimate(a: &RunArgs, n: usize, d: usize, signed: bool, extras: usize) -> Estimate {
+/// The estimate for `a`'s chains and draws, `d` parameters, `n` rows of a table of `columns`
+/// columns, `extras` stats columns.
+pub(super) fn estimate(
+    a: &RunArgs,
+    n: usize,
+    d: usize,
+    columns: usize,
+    signed: bool,
+    extras: usize,
+) -> Estimate {
     let chains = a.chains as f64;
     let kept = a.draws.div_ceil(keep_stride(a.draws, d)) as f64;
-    // The design matrix (n × d) and the response.
-    let data = n as f64 * (d as f64 + 1.0) * 8.0;
+    // The model's data: a regression's design (n × d, d at most the columns and an intercept),
+    // the response and the whitening's offsets; a model with more parameters than columns
+    // (pmf: one vector per user and item) holds its n rows of the table's columns.
+    let width = d.min(columns + 1) as f64 + 2.0;
+    let data = n as f64 * width * 8.0;
     // Draws and signs kept per chain, then up to four working copies of one parameter over
     // all chains while summary.csv is computed (pooled draws, sorted copy, ranks).
     let draws = chains * kept * (d as f64 + 1.0) * 8.0;
@@ -140,13 +151,24 @@ mod tests {
     /// in-memory budget (a `--draws 10⁸` run on 10⁵ rows and 14 parameters holds < 1 GB).
     #[test]
     fn memory_is_bounded_whatever_the_draws() {
-        let e8 = estimate(&args("100000000"), 100_000, 14, false, 4);
-        let e9 = estimate(&args("1000000000"), 100_000, 14, false, 4);
+        let e8 = estimate(&args("100000000"), 100_000, 14, 14, false, 4);
+        let e9 = estimate(&args("1000000000"), 100_000, 14, 14, false, 4);
         assert!(e8.memory < 1e9, "{}", e8.memory);
         assert!((e8.memory - e9.memory).abs() < 0.01 * e8.memory);
         assert!(e9.output > 9.0 * e8.output);
-        let small = estimate(&args("1000"), 100_000, 14, false, 4);
+        let small = estimate(&args("1000"), 100_000, 14, 14, false, 4);
         assert!(small.memory < 20e6, "{}", small.memory);
+    }
+
+    /// A model with far more parameters than columns (pmf: 30 000 parameters on 200 000
+    /// ratings of 3 columns) holds its table, not n × d values (48 GB: the false refusal
+    /// found by a re-run of issue 19's cases at large d).
+    #[test]
+    fn parameters_beyond_the_columns_hold_no_n_by_d_data() {
+        let pmf = estimate(&args("100"), 200_000, 30_000, 3, false, 4);
+        assert!(pmf.memory < 1e9, "{}", pmf.memory);
+        let glm = estimate(&args("100"), 200_000, 15, 14, false, 4);
+        assert!(glm.memory >= 200_000.0 * 17.0 * 8.0, "{}", glm.memory);
     }
 
     #[test]

@@ -261,6 +261,7 @@ pub fn run(a: &RunArgs) -> Result<(), CliError> {
         }
     }
     let n = model.n();
+    let table_columns = table.names.len();
     drop(table);
     if let Some(info) = model.reparam_info() {
         if info.kind == "failed" {
@@ -295,7 +296,10 @@ pub fn run(a: &RunArgs) -> Result<(), CliError> {
     }
 
     let d = param_names.len();
-    check_estimate(a, &estimate(a, n, d, signed, extra_names.len()))?;
+    check_estimate(
+        a,
+        &estimate(a, n, d, table_columns, signed, extra_names.len()),
+    )?;
     let stride = keep_stride(a.draws, d);
 
     std::fs::create_dir_all(&a.out)
