@@ -41,7 +41,8 @@ impl CliError {
 pub struct ErrorContext<'a> {
     /// The data file as the user named it.
     pub data: Option<&'a str>,
-    /// Line of every data row, for errors that name a row.
+    /// Line of every data row of a CSV file, for errors that name a row (None for a binary
+    /// table: errors then name the row).
     pub lines: Option<&'a RowLines>,
     /// The command's own option for `Unknown { what: "model" }` etc.
     pub model: Option<&'a str>,
@@ -98,8 +99,11 @@ impl ErrorContext<'_> {
                 }
                 match (row, column) {
                     (Some(r), c) => {
-                        let line = self.lines.map_or(*r as u64 + 1, |l| l.line_of_row(*r));
-                        s.push_str(&format!("line {line}"));
+                        // A CSV file's line; a binary table's (1-based) row.
+                        match self.lines {
+                            Some(l) => s.push_str(&format!("line {}", l.line_of_row(*r))),
+                            None => s.push_str(&format!("row {r}")),
+                        }
                         if let Some(c) = c {
                             s.push_str(&format!(", column \"{c}\""));
                         }

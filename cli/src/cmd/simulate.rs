@@ -1,4 +1,5 @@
-//! `tallmc simulate`: synthetic data for a model, written as CSV at full precision.
+//! `tallmc simulate`: synthetic data for a model, written as CSV at full precision (or, for an
+//! `--out` ending in `.npz`, as NumPy's uncompressed `.npz`: one f64 array per column).
 
 use super::{io_msg, settings_from, CliError, ErrorContext};
 use clap::Args;
@@ -23,7 +24,7 @@ pub struct SimulateArgs {
     /// Simulation option, repeatable (`noise_sd`, `nu`, ...).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub set: Vec<String>,
-    /// Output CSV file.
+    /// Output file: CSV, or NumPy `.npz` when the name ends in `.npz`.
     #[arg(long, value_name = "FILE")]
     pub out: PathBuf,
 }
@@ -61,8 +62,16 @@ pub fn simulate(a: &SimulateArgs) -> Result<(), CliError> {
     let file = std::fs::File::create(&a.out)
         .map_err(|e| CliError::input(format!("--out {name}: {}", io_msg(&e))))?;
     let mut w = std::io::BufWriter::new(file);
-    tallmc_cli::csvdata::write_table(&mut w, &table)
-        .and_then(|_| w.flush())
-        .map_err(|e| CliError::input(format!("--out {name}: {}", io_msg(&e))))?;
+    let npz = a
+        .out
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("npz"));
+    if npz {
+        tallmc_cli::npy::write_npz(&mut w, &table)
+    } else {
+        tallmc_cli::csvdata::write_table(&mut w, &table)
+    }
+    .and_then(|_| w.flush())
+    .map_err(|e| CliError::input(format!("--out {name}: {}", io_msg(&e))))?;
     Ok(())
 }

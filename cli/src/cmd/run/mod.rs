@@ -166,8 +166,15 @@ pub fn run(a: &RunArgs) -> Result<(), CliError> {
     let bytes = std::fs::read(&a.data).map_err(|e| {
         CliError::input(format!("cannot read data file {data_name}: {}", io_msg(&e)))
     })?;
-    let (table, lines) =
-        parse_csv_located(&bytes, &data_name).map_err(|e| CliError::input(e.to_string()))?;
+    // NumPy's binary .npz/.npy (recognised by their first bytes), else CSV.
+    let (table, lines) = if tallmc_cli::npy::is_numpy(&bytes) {
+        let t = tallmc_cli::npy::read_numpy(&bytes, &data_name).map_err(CliError::input)?;
+        (t, None)
+    } else {
+        let (t, l) =
+            parse_csv_located(&bytes, &data_name).map_err(|e| CliError::input(e.to_string()))?;
+        (t, Some(l))
+    };
     drop(bytes);
     let data_seconds = t_data.elapsed().as_secs_f64();
     // The columns as a short list (a header may have millions, and names may be long).
@@ -229,7 +236,7 @@ pub fn run(a: &RunArgs) -> Result<(), CliError> {
 
     let ctx = ErrorContext {
         data: Some(&data_name),
-        lines: Some(&lines),
+        lines: lines.as_ref(),
         model: Some(&a.model),
         sampler: Some(&a.sampler),
         settings: Some(&settings),
