@@ -309,7 +309,7 @@ mod fast {
     const MIN_BYTES_PER_THREAD: usize = 1 << 20;
 
     /// The columns of `body` (the bytes after the header line) when every line holds exactly
-    /// `ncol` cells of digits, signs, points and exponents (spaces and tabs around them), lines
+    /// `ncol` cells that parse as finite numbers (spaces and tabs around them), lines
     /// end in `\n` or `\r\n`, no line is blank and at least one row is there; `None`
     /// otherwise (and for any cell that does not parse to a finite number), so that the
     /// general reader decides. Parts of the body go to separate threads where there are cores;
@@ -359,8 +359,7 @@ mod fast {
         (columns.first().is_some_and(|c| !c.is_empty())).then_some(columns)
     }
 
-    /// One part of the body (whole lines; the last may lack its line break), in one sweep
-    /// over its bytes: each cell's end found and its characters checked in the same loop.
+    /// One part of the body (whole lines; the last may lack its line break), cell by cell.
     fn parse_part(part: &[u8], ncol: usize) -> Option<Vec<Vec<f64>>> {
         // Checked once here, so that each cell is a `str` slice without a check of its own.
         let text = std::str::from_utf8(part).ok()?;
@@ -371,22 +370,11 @@ mod fast {
         let mut j = 0;
         while pos < part.len() {
             // Cell [pos, end): number characters with spaces or tabs around them.
-            let mut end = pos;
-            let mut plain = true;
-            let stop = loop {
-                match part.get(end) {
-                    None => break None,
-                    Some(&c @ (b',' | b'\n' | b'\r')) => break Some(c),
-                    Some(&c) => {
-                        plain &= c.is_ascii_digit()
-                            || matches!(c, b'.' | b'-' | b'+' | b'e' | b'E' | b' ' | b'\t');
-                        end += 1;
-                    }
-                }
-            };
-            if !plain {
-                return None;
-            }
+            let end = part[pos..]
+                .iter()
+                .position(|&c| matches!(c, b',' | b'\n' | b'\r'))
+                .map_or(part.len(), |p| pos + p);
+            let stop = part.get(end).copied();
             columns.get_mut(j)?.push(number(text.get(pos..end)?)?);
             j += 1;
             pos = end + 1;
@@ -412,10 +400,12 @@ mod fast {
         (j == 0).then_some(columns)
     }
 
-    /// A cell of number characters (spaces and tabs around them) as a finite f64.
+    /// A cell (spaces and tabs around it) as a finite f64: Rust's float syntax, the general
+    /// reader's too (which also sees `inf` and `NaN` as numbers, then refuses them as not
+    /// finite, as here).
     #[inline]
     fn number(cell: &str) -> Option<f64> {
-        let v: f64 = cell.trim_ascii().parse().ok()?;
+        let v: f64 = cell.trim_matches([' ', '\t']).parse().ok()?;
         v.is_finite().then_some(v)
     }
 }
