@@ -437,7 +437,36 @@ fn csv_case(c: &mut Case) -> Result<bool, String> {
     }
     let bytes = csv_bytes(c);
     c.input(|| format!("{:?}", String::from_utf8_lossy(&bytes)));
-    match parse_csv_located(&bytes, "fuzz.csv") {
+    // Property: the plain-file path changes nothing (same table bits, lines and messages as
+    // the general reader alone).
+    let (fast, general) = (
+        parse_csv_located(&bytes, "fuzz.csv"),
+        tallmc_cli::csvdata::parse_csv_general(&bytes, "fuzz.csv"),
+    );
+    let same = match (&fast, &general) {
+        (Ok((a, la)), Ok((b, lb))) => {
+            a.names == b.names
+                && la == lb
+                && a.columns.iter().zip(&b.columns).all(|(x, y)| {
+                    x.len() == y.len() && x.iter().zip(y).all(|(u, v)| u.to_bits() == v.to_bits())
+                })
+        }
+        (Err(a), Err(b)) => a.to_string() == b.to_string(),
+        _ => false,
+    };
+    if !same {
+        return Err(format!(
+            "plain path {:?} vs general reader {:?}",
+            fast.as_ref()
+                .map(|(t, _)| t.nrows())
+                .map_err(|e| e.to_string()),
+            general
+                .as_ref()
+                .map(|(t, _)| t.nrows())
+                .map_err(|e| e.to_string())
+        ));
+    }
+    match fast {
         Ok((t, rl)) => {
             let n = t.nrows();
             if t.names.is_empty() || n == 0 || t.columns.iter().any(|col| col.len() != n) {
