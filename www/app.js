@@ -228,7 +228,7 @@ function onDatasetChange(load = true) {
     const cols = ds === 'pmf' ? ['user', 'item', 'rating'] : (series ? ['y'] : ['y', ...Array.from({ length: nf }, (_, j) => `x${j + 1}`)]);
     setColumns(ds === 'gmm' ? ['x'] : cols, true);
   } else if (!state.data || !state.data.key.startsWith('csv:')) {
-    $('data-info').textContent = 'choose a CSV file: a header row of column names, then numbers';
+    $('data-info').textContent = 'choose a data file: CSV (a header row of column names, then numbers) or NumPy .npz (one array per column)';
     setColumns([], false);
   }
   updateShare();
@@ -356,7 +356,7 @@ async function getData(f) {
     if (!state.data || !state.data.key.startsWith('csv:')) {
       if (state.dataPending) return state.dataPending;
       // The last file failed to load: its parse error says more than "choose a file".
-      throw new Error(state.dataError ?? 'choose a CSV file first');
+      throw new Error(state.dataError ?? 'choose a data file first');
     }
     return state.data;
   }

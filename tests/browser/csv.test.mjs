@@ -140,3 +140,34 @@ test('uploaded CSV: draws and means bit-identical to `tallmc run`', async () => 
   fs.rmSync(dir, { recursive: true, force: true });
   await page.close();
 });
+
+test('an uploaded NumPy .npz (written by numpy.savez) gives the draws of `tallmc run` on it', async () => {
+  assert.ok(fs.existsSync(CLI), `${CLI} is missing: run \`make build\` first`);
+  const npz = path.join(ROOT, 'cli/tests/fixtures/numpy/table.npz');
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tallmc-web-npz-'));
+  const out = path.join(dir, 'out');
+  execFileSync(CLI, ['run', '--data', npz, '--model', 'logistic', '--response', 'y', '--sampler', 'nuts',
+    '--chains', '1', '--warmup', '150', '--draws', '150', '--seed', '3', '--out', out], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const nativeDraws = readCsv(path.join(out, 'draws.csv'));
+  const { page, errors } = await openPage(env,
+    '?dataset=csv&model=logistic&sampler=nuts&chains=1&warmup=150&draws=150&seed=3&response=y');
+  await page.setInputFiles('[data-testid=file-input]',
+    { name: 'table.npz', mimeType: 'application/octet-stream', buffer: fs.readFileSync(npz) });
+  await page.waitForFunction(() => /table\.npz: 500 rows/.test(document.querySelector('[data-testid=data-info]').textContent),
+    null, { timeout: 20000 });
+  await page.click('[data-testid=run-button]');
+  assert.equal(await waitForEnd(page, 120000), 'done', await errorText(page));
+  const webDraws = (await page.evaluate(() => window.tallmc.drawsCsv())).trim().split('\n');
+  const cols = webDraws[0].split(',');
+  assert.deepEqual(cols, Object.keys(nativeDraws[0]));
+  assert.deepEqual(cols.slice(2), ['intercept', 'age', 'flag', 'x1', 'x2']);
+  assert.equal(webDraws.length - 1, nativeDraws.length);
+  let mismatches = 0;
+  webDraws.slice(1).forEach((line, r) => {
+    line.split(',').forEach((v, k) => { if (Number(v) !== Number(nativeDraws[r][cols[k]])) mismatches++; });
+  });
+  assert.equal(mismatches, 0, 'draws differ between the page and the CLI');
+  assert.deepEqual(errors, []);
+  fs.rmSync(dir, { recursive: true, force: true });
+  await page.close();
+});

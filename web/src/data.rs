@@ -15,8 +15,12 @@ pub struct DataSet {
 /// Largest simulated table, in cells (8 bytes each): 400 MB.
 pub const MAX_CELLS: usize = 50_000_000;
 
-/// Parse CSV bytes exactly as `tallmc run` does.
+/// Parse a data file's bytes exactly as `tallmc run` does: NumPy `.npz`/`.npy` (recognised by
+/// their first bytes), else CSV.
 pub fn parse_csv(bytes: &[u8], source: &str) -> Result<Table, String> {
+    if tallmc_cli::npy::is_numpy(bytes) {
+        return tallmc_cli::npy::read_numpy(bytes, source);
+    }
     tallmc_cli::parse_csv(bytes, source).map_err(|e| e.to_string())
 }
 
@@ -57,8 +61,9 @@ pub fn table_from_columns(names: Vec<String>, values: &[f64]) -> Result<Table, S
 
 #[wasm_bindgen]
 impl DataSet {
-    /// Parse CSV bytes (header row of column names, numeric cells). `source` names the file in
-    /// error messages, which give the line and column of the first bad cell.
+    /// Parse CSV bytes (header row of column names, numeric cells), or a NumPy `.npz` (one
+    /// column per array) or `.npy` table. `source` names the file in error messages, which give
+    /// the line (CSV) or row (NumPy) and column of the first bad cell.
     #[wasm_bindgen(js_name = fromCsv)]
     pub fn from_csv(bytes: &[u8], source: &str) -> Result<DataSet, JsError> {
         crate::init();
@@ -126,5 +131,19 @@ mod tests {
         assert!(table_from_columns(vec!["a".into(), "b".into()], &[1.0, 2.0, 3.0]).is_err());
         assert!(table_from_columns(vec![], &[]).is_err());
         assert!(table_from_columns(vec!["a".into()], &[f64::NAN]).is_err());
+    }
+
+    #[test]
+    fn numpy_files_parse_as_in_the_cli() {
+        let t = Table::new(
+            vec!["y".into(), "x".into()],
+            vec![vec![0.0, 1.0], vec![0.5, -2.0]],
+        )
+        .unwrap();
+        let mut npz = Vec::new();
+        tallmc_cli::npy::write_npz(&mut npz, &t).unwrap();
+        assert_eq!(parse_csv(&npz, "t.npz").unwrap(), t);
+        let e = parse_csv(&npz[..npz.len() / 2], "t.npz").unwrap_err();
+        assert!(e.starts_with("t.npz: "), "{e}");
     }
 }
