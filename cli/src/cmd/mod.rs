@@ -7,7 +7,8 @@ pub mod run;
 pub mod simulate;
 
 use tallmc_cli::csvdata::RowLines;
-use tallmc_core::registry;
+use tallmc_cli::messages::push_data_error;
+pub use tallmc_cli::messages::unknown;
 use tallmc_core::Error;
 
 /// A failure to report: one line on stderr and an exit code.
@@ -96,19 +97,12 @@ impl ErrorContext<'_> {
                     s.push_str(f);
                     s.push_str(": ");
                 }
-                match (row, column) {
-                    (Some(r), c) => {
-                        let line = self.lines.map_or(*r as u64 + 1, |l| l.line_of_row(*r));
-                        s.push_str(&format!("line {line}"));
-                        if let Some(c) = c {
-                            s.push_str(&format!(", column \"{c}\""));
-                        }
-                        s.push_str(": ");
-                    }
-                    (None, Some(c)) => s.push_str(&format!("column \"{c}\": ")),
-                    (None, None) => {}
-                }
-                s.push_str(msg);
+                push_data_error(&mut s, *row, column.as_deref(), msg, |r| {
+                    format!(
+                        "line {}",
+                        self.lines.map_or(r as u64 + 1, |l| l.line_of_row(r))
+                    )
+                });
                 s
             }
             other => match self.data {
@@ -117,21 +111,6 @@ impl ErrorContext<'_> {
             },
         };
         CliError::input(msg)
-    }
-}
-
-/// `unknown model `x` (available: ...)`.
-pub fn unknown(what: &str, name: &str) -> String {
-    let names: Vec<&str> = match what {
-        "model" => registry::models().iter().map(|m| m.name).collect(),
-        "sampler" => registry::samplers().iter().map(|s| s.name).collect(),
-        _ => Vec::new(),
-    };
-    let name = tallmc_core::settings::shorten(name);
-    if names.is_empty() {
-        format!("unknown {what} `{name}` (none available in this build)")
-    } else {
-        format!("unknown {what} `{name}` (available: {})", names.join(", "))
     }
 }
 

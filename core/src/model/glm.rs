@@ -546,27 +546,14 @@ impl<F: GlmFamily> DataModel for Glm<F> {
         match &self.map {
             None => self.prior.log_density_grad(theta, grad),
             Some(map) => {
-                let d = theta.len();
-                let mut t = vec![0.0; 2 * d];
-                let (th, g) = t.split_at_mut(d);
-                map.to_user(theta, th);
-                let v = self.prior.log_density_grad(th, g);
-                map.grad_to_sampler(g);
-                for (a, b) in grad.iter_mut().zip(g.iter()) {
-                    *a += b;
-                }
-                v
+                map.value_grad_at_user(theta, grad, |th, g| self.prior.log_density_grad(th, g))
             }
         }
     }
     fn log_prior(&self, theta: &[f64]) -> f64 {
         match &self.map {
             None => self.prior.log_density(theta),
-            Some(map) => {
-                let mut th = vec![0.0; theta.len()];
-                map.to_user(theta, &mut th);
-                self.prior.log_density(&th)
-            }
+            Some(map) => map.value_at_user(theta, |th| self.prior.log_density(th)),
         }
     }
     fn log_prior_hess(&self, theta: &[f64], hess: &mut [f64]) {

@@ -265,27 +265,14 @@ impl DataModel for LinearUnknownNoise {
         match &self.map {
             None => self.user_log_prior_grad(theta, grad),
             Some(map) => {
-                let m = theta.len();
-                let mut t = vec![0.0; 2 * m];
-                let (th, g) = t.split_at_mut(m);
-                map.to_user(theta, th);
-                let v = self.user_log_prior_grad(th, g);
-                map.grad_to_sampler(g);
-                for (a, b) in grad.iter_mut().zip(g.iter()) {
-                    *a += b;
-                }
-                v
+                map.value_grad_at_user(theta, grad, |th, g| self.user_log_prior_grad(th, g))
             }
         }
     }
     fn log_prior(&self, theta: &[f64]) -> f64 {
         match &self.map {
             None => self.user_log_prior(theta),
-            Some(map) => {
-                let mut th = vec![0.0; theta.len()];
-                map.to_user(theta, &mut th);
-                self.user_log_prior(&th)
-            }
+            Some(map) => map.value_at_user(theta, |th| self.user_log_prior(th)),
         }
     }
     fn log_prior_hess(&self, theta: &[f64], hess: &mut [f64]) {
