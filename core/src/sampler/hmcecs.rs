@@ -35,6 +35,7 @@ use crate::kernel::{HasPosition, Metric, StepInfo};
 use crate::linalg::Cholesky;
 use crate::math;
 use crate::model::DataModel;
+use crate::optim::{ModeOptions, P_MODE_MAX_ITER, P_MODE_MEMORY, P_MODE_METHOD, P_MODE_TOL};
 use crate::rng::{uniform_index, ChainRng};
 use crate::schema::{ChainConfig, ParamKind, ParamSpec, SamplerInfo};
 use crate::settings::Settings;
@@ -247,6 +248,10 @@ pub const HMC_ECS_INFO: SamplerInfo = SamplerInfo {
         P_SUBSET,
         P_WINDOWS,
         P_ENERGY,
+        P_MODE_METHOD,
+        P_MODE_MAX_ITER,
+        P_MODE_TOL,
+        P_MODE_MEMORY,
     ],
 };
 
@@ -275,6 +280,10 @@ pub const HMC_ECS_SIGNED_INFO: SamplerInfo = SamplerInfo {
         P_SUBSET,
         P_WINDOWS,
         P_M_WARMUP,
+        P_MODE_METHOD,
+        P_MODE_MAX_ITER,
+        P_MODE_TOL,
+        P_MODE_MEMORY,
     ],
 };
 
@@ -317,6 +326,8 @@ pub struct EcsConfig {
     pub nuts_depth: Option<usize>,
     /// The naive scheme: accept with the full-data Hamiltonian, fresh u each iteration.
     pub full_energy: bool,
+    /// The search for the initial centre (the subset posterior's mode; `mode_*` settings).
+    pub mode: ModeOptions,
 }
 
 impl EcsConfig {
@@ -399,6 +410,7 @@ impl EcsConfig {
             kappa,
             nuts_depth,
             full_energy,
+            mode: ModeOptions::from_settings(s)?,
         })
     }
 }
@@ -486,16 +498,15 @@ impl Driver<HmcEcs, Arc<dyn DataModel>, EcsWarmup> {
         // The subset posterior's mode and negative Hessian by the shared Newton (its value and
         // gradient evaluations are the set-up cost, as for every mode-started sampler); a
         // numerical failure falls back to the model's start.
-        let opts = crate::optim::ModeOptions::default();
-        let (centre, sub_prec) = match crate::optim::find_mode_subset(&*model, &sub, &start, &opts)
-        {
-            Ok(r) => {
-                setup += r.cost();
-                (r.mode, r.neg_hessian)
-            }
-            Err(Error::Numerical(_)) => (start.clone(), crate::linalg::identity(d)),
-            Err(e) => return Err(e),
-        };
+        let (centre, sub_prec) =
+            match crate::optim::find_mode_subset(&*model, &sub, &start, &cfg.mode) {
+                Ok(r) => {
+                    setup += r.cost();
+                    (r.mode, r.neg_hessian)
+                }
+                Err(Error::Numerical(_)) => (start.clone(), crate::linalg::identity(d)),
+                Err(e) => return Err(e),
+            };
         // 2. control variates and the full-data metric at θ*
         let cv = ControlVariates::new(&*model, &centre, cfg.order)?;
         setup.lik_evals += cv.full_pass_cost();
