@@ -20,7 +20,8 @@
 //! Every setting can be overridden: `order`, `m`, `G`, `eps` (alias `step_size`), `L`,
 //! `lambda`, `a`, `kappa`, `sigma2_target`, `target_accept`, `traj_len`, `recentre`,
 //! `centre_subset`, `windows`, `trajectory` (`static` | `nuts`), `max_depth`, `m_warmup`
-//! (signed only).
+//! (signed only), and the initial centre's mode search (`mode_method`, `mode_max_iter`,
+//! `mode_tol`, `mode_memory`).
 //!
 //! ## References
 //! Dang et al. (2019), JMLR 20(100), §6.3; Hoffman & Gelman (2014), JMLR 15, Algorithm 5.
@@ -463,6 +464,12 @@ const N_REP: usize = 5;
 pub struct EcsWarmup {
     cfg: EcsConfig,
     warmup: usize,
+    // Its own dual averaging, not `adapt::StepSizeWarmup`: every update and the final ε are
+    // clamped to [1e-10, 1e3] (the subsampled energy can push the iterate far out early on,
+    // and L = traj_len/ε follows ε at every step), and each re-centring restarts it at the
+    // current ε without the doubling heuristic (StepSizeWarmup::restart runs the heuristic,
+    // which costs gradient evaluations and changes the draws). Moving to StepSizeWarmup would
+    // change hmc-ecs's golden draws wherever the clamp or the restart differ.
     da: Option<DualAveraging>,
     window: Vec<Vec<f64>>,
 }
