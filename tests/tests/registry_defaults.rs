@@ -7,13 +7,13 @@
 //! round-trips under that setting: (condition + default) draws as (condition) alone.
 
 use std::sync::Arc;
-use tallmc_core::chain::run_chain;
+use tallmc_core::chain::{run_chain, Chain};
 use tallmc_core::data::DesignSpec;
 use tallmc_core::model::DataModel;
 use tallmc_core::registry::{
     build_model, build_reported_chain, models, samplers, ChainConfig, ParamKind, ParamSpec,
 };
-use tallmc_core::rng::chain_rng;
+use tallmc_core::rng::{chain_rng, ChainRng};
 use tallmc_core::settings::Settings;
 use tallmc_tests::realdata::{load, runs_on};
 
@@ -74,12 +74,12 @@ fn settings(kv: &[(&str, &str)]) -> Settings {
     s
 }
 
-/// The bits of every position of a short seeded run.
-fn draws(
+/// A seeded chain built through the registry with settings `kv`, and its generator.
+fn chain(
     model: &Arc<dyn DataModel>,
     sampler: &str,
     kv: &[(&str, &str)],
-) -> Result<Vec<u64>, String> {
+) -> Result<(Box<dyn Chain>, ChainRng), String> {
     let s = settings(kv);
     let config = ChainConfig {
         sampler,
@@ -87,8 +87,18 @@ fn draws(
         settings: &s,
     };
     let mut rng = chain_rng(3, 0);
-    let mut chain =
+    let chain =
         build_reported_chain(&config, model.clone(), &mut rng).map_err(|e| e.to_string())?;
+    Ok((chain, rng))
+}
+
+/// The bits of every position of a short seeded run.
+fn draws(
+    model: &Arc<dyn DataModel>,
+    sampler: &str,
+    kv: &[(&str, &str)],
+) -> Result<Vec<u64>, String> {
+    let (mut chain, mut rng) = chain(model, sampler, kv)?;
     let mut out = Vec::new();
     run_chain(chain.as_mut(), &mut rng, DRAWS, |_, _, th, _| {
         out.extend(th.iter().map(|x| x.to_bits()))
@@ -545,16 +555,7 @@ fn setup_evals(
     sampler: &str,
     kv: &[(&str, &str)],
 ) -> Result<u64, String> {
-    let s = settings(kv);
-    let config = ChainConfig {
-        sampler,
-        warmup: WARMUP,
-        settings: &s,
-    };
-    let mut rng = chain_rng(3, 0);
-    let chain =
-        build_reported_chain(&config, model.clone(), &mut rng).map_err(|e| e.to_string())?;
-    let c = chain.setup_cost();
+    let c = chain(model, sampler, kv)?.0.setup_cost();
     Ok(c.lik_evals + c.grad_evals)
 }
 
