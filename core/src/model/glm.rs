@@ -159,16 +159,10 @@ pub(crate) fn laplace_map(
 ) -> Result<LaplaceMap, ReparamInfo> {
     let (n, d) = (model.n(), model.dim());
     if d > WHITEN_MAX_DIM {
-        return Err(ReparamInfo {
-            kind: "none",
-            note: alloc::format!(
-                "d = {d} parameters is above {WHITEN_MAX_DIM}: too many to whiten (dense d × d \
-                 matrices); sampled as given"
-            ),
-            rows_used: 0,
-            cost: Default::default(),
-            hess_evals: 0,
-        });
+        return Err(ReparamInfo::none(alloc::format!(
+            "d = {d} parameters is above {WHITEN_MAX_DIM}: too many to whiten (dense d × d \
+             matrices); sampled as given"
+        )));
     }
     let rows = if (n as f64) * (d * d) as f64 <= WHITEN_BUDGET {
         n
@@ -521,13 +515,7 @@ impl<F: GlmFamily> Glm<F> {
 
     /// Record that whitening was not applied (`reparam=none`, or not asked): `why` for run.json.
     pub fn not_whitened(mut self, why: &str) -> Self {
-        self.reparam = Some(ReparamInfo {
-            kind: "none",
-            note: String::from(why),
-            rows_used: 0,
-            cost: Default::default(),
-            hess_evals: 0,
-        });
+        self.reparam = Some(ReparamInfo::none(String::from(why)));
         self
     }
 }

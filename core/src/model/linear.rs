@@ -222,13 +222,7 @@ impl LinearUnknownNoise {
 
     /// Record that whitening was not applied (`reparam=none`): `why` for run.json.
     pub fn not_whitened(mut self, why: &str) -> Self {
-        self.reparam = Some(ReparamInfo {
-            kind: "none",
-            note: String::from(why),
-            rows_used: 0,
-            cost: Default::default(),
-            hess_evals: 0,
-        });
+        self.reparam = Some(ReparamInfo::none(String::from(why)));
         self
     }
 

@@ -187,3 +187,16 @@ pub struct ReparamInfo {
     /// Per-datum Hessian evaluations of the mode search.
     pub hess_evals: u64,
 }
+
+impl ReparamInfo {
+    /// Not whitened (`kind` `none`), for the reason `note`; nothing spent.
+    pub fn none(note: String) -> Self {
+        ReparamInfo {
+            kind: "none",
+            note,
+            rows_used: 0,
+            cost: Cost::default(),
+            hess_evals: 0,
+        }
+    }
+}
