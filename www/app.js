@@ -3,7 +3,7 @@
 // sampling, parsing and diagnostics run in workers.
 import { TracePlot, HistPlot, AcfPlot, drawPair } from './plots.js';
 import { KsdPanel } from './ksd.js';
-import { ChainRun, planDim, tooLarge } from './run-client.js';
+import { ChainRun, Diagnostics, planDim, tooLarge } from './run-client.js';
 import { formatNumber } from './format.js';
 import { drawWindowTrace } from './series.js';
 import { initCompare, compareReady, compareState, compareQuery } from './compare.js';
@@ -480,8 +480,6 @@ async function startRun() {
     signed: false,
     nData: data.nrows,
     diag: null,
-    diagPending: false,
-    diagLast: 0,
     summary: null,
     finalRequested: false,
     dirty: true,
@@ -592,7 +590,7 @@ function onChainBatch(run, ch, b, m) {
     const post = b.draws.subarray(nw * b.d);
     const signs = b.sign.subarray(nw);
     if (run.signed) ch.signs.push(signs);
-    run.diag?.postMessage({ type: 'push', chain: ch.c, draws: post, signs: run.signed ? signs : null });
+    run.diag?.push(ch.c, post, run.signed ? signs : null);
     run.ksd?.push(ch.c, post, run.signed ? signs : null);
   }
   run.dirty = true;
@@ -646,39 +644,30 @@ function setRunning(on) {
 // ------------------------------------------------------------------------------------------------
 // Diagnostics worker
 
-let diagWorker = null;
+// One diagnostics worker for the page (created by the run client at the first run), reset per run.
+const diagnostics = new Diagnostics();
 function startDiag(run) {
-  if (!diagWorker) {
-    diagWorker = new Worker(new URL('./diag-worker.js', import.meta.url), { type: 'module' });
-  }
-  diagWorker.onmessage = (ev) => onDiag(run, ev.data);
-  diagWorker.postMessage({ type: 'reset', chains: run.chains.length, d: run.d, signed: run.signed });
-  run.diag = diagWorker;
+  diagnostics.listen({ onMessage: (m) => onDiag(run, m) });
+  diagnostics.reset({ chains: run.chains.length, d: run.d, signed: run.signed });
+  run.diag = diagnostics;
 }
 
 function requestDiag(run, final = false) {
   run.ksd?.request(final);
-  if (!run.diag || (run.diagPending && !final)) return;
-  run.diagPending = true;
-  run.diagLast = performance.now();
-  const j = Math.max(0, $('param').selectedIndex);
-  const msg = { type: 'summary', id: final ? 'final' : 'live', acfParam: j, maxLag: ACF_LAGS };
-  if (final) {
-    msg.names = run.names;
-    msg.divergent = run.chains.map((c) => c.div);
-  }
-  run.diag.postMessage(msg);
+  if (!run.diag) return;
+  run.diag.request({
+    final, acfParam: Math.max(0, $('param').selectedIndex), maxLag: ACF_LAGS,
+    names: run.names, divergent: run.chains.map((c) => c.div),
+  });
 }
 
 function onDiag(run, m) {
   if (state.run !== run) return;
   if (m.type === 'error') {
     showError(`diagnostics: ${m.message}`);
-    run.diagPending = false;
     return;
   }
   if (m.id !== 'final' && run.finalRequested) return;
-  run.diagPending = false;
   run.summary = m.summary;
   run.acf = m.acf;
   run.acfParam = m.acfParam;
@@ -798,7 +787,7 @@ function renderNow() {
   if (wt) drawWindowTrace($('window-canvas'), wt);
   if (run.summary) renderTable(run);
   renderCost(run);
-  if (!run.finished && performance.now() - run.diagLast > DIAG_MS) requestDiag(run);
+  if (!run.finished && performance.now() - (run.diag?.last ?? 0) > DIAG_MS) requestDiag(run);
 }
 
 /** The run's convergence warnings (the lines `tallmc run` prints), or none. */

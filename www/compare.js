@@ -11,7 +11,7 @@
 // Extra columns (e.g. KSD) plug in without touching this file:
 //   import { registerCompareColumn } from './compare.js';
 //   registerCompareColumn({ key: 'ksd', label: 'KSD', compute: async (result, tools) => number });
-// The KSD column is computed here (ksd-worker.js: IMQ kernel, exact scores, thinned kept draws);
+// The KSD column is computed here (the run client's KsdWorker: IMQ kernel, exact scores, thinned kept draws);
 // a later registration under 'ksd' replaces it.
 // `result` = { config, names, chains: [{ draws: Float64Array (post warm-up, row-major n × d),
 // signs }], d, signed, summary, chainConfig (the JSON config the chain workers got, without
@@ -21,7 +21,7 @@
 import uPlot from './vendor/uPlot.esm.js';
 import { COLORS } from './plots.js';
 import { densities } from './density.js';
-import { ChainRun, planDim, tooLarge } from './run-client.js';
+import { ChainRun, Diagnostics, KsdWorker, planDim, tooLarge } from './run-client.js';
 import { formatNumber } from './format.js';
 import { compareConfigText, parseCompareList, parseRef } from './url-params.js';
 
@@ -34,19 +34,20 @@ export function registerCompareColumn({ key, label, compute }) {
   if (ctx) renderTable();
 }
 
-/** KSD of a finished configuration: its kept draws in a KSD worker (ksd-worker.js, exact scores). */
+/** KSD of a finished configuration: its kept draws in a KSD worker (run client's KsdWorker, exact scores). */
 function ksdOf(result, tools) {
   return tools.copyData().then(({ names, values }) => new Promise((resolve, reject) => {
-    const w = new Worker(new URL('./ksd-worker.js', import.meta.url), { type: 'module' });
-    w.onerror = (e) => { w.terminate(); reject(new Error(e.message ?? 'KSD worker failed')); };
-    w.onmessage = (ev) => {
-      w.terminate();
-      if (ev.data.type === 'error') reject(new Error(ev.data.message));
-      else resolve(ev.data.result ? ev.data.result.joint : NaN);
-    };
-    w.postMessage({ type: 'start', config: result.chainConfig, names, values, chains: result.chains.length, signed: result.signed, maxDraws: 0 }, [values.buffer]);
-    result.chains.forEach((c, k) => w.postMessage({ type: 'push', chain: k, draws: c.draws, signs: result.signed ? c.signs : null }));
-    w.postMessage({ type: 'compute', id: 'final' });
+    const w = new KsdWorker({
+      config: result.chainConfig, names, values, chains: result.chains.length, signed: result.signed,
+      onWorkerError: (e) => { w.terminate(); reject(new Error(e.message ?? 'KSD worker failed')); },
+      onMessage: (m) => {
+        w.terminate();
+        if (m.type === 'error') reject(new Error(m.message));
+        else resolve(m.result ? m.result.joint : NaN);
+      },
+    });
+    result.chains.forEach((c, k) => w.push(k, c.draws, result.signed ? c.signs : null));
+    w.compute(true);
   }));
 }
 columns.set('ksd', { label: 'KSD', compute: ksdOf });
@@ -242,13 +243,8 @@ function runConfig(config, f, data, copies, onProgress) {
         for (const a of k.signs) { signs.set(a, o); o += a.length; }
         return { draws, signs };
       });
-      // Diagnostics in a worker of its own.
-      const dw = new Worker(new URL('./diag-worker.js', import.meta.url), { type: 'module' });
-      run.diag = dw;
-      dw.onerror = (e) => fail(`diagnostics: ${e.message ?? 'worker failed'}`);
-      dw.onmessage = (ev) => {
-        dw.terminate();
-        if (ev.data.type === 'error') { fail(`diagnostics: ${ev.data.message}`); return; }
+      // The configuration's result, once its final diagnostics are in.
+      const done = (m) => {
         const cs = r.chains;
         const sum = (key) => cs.reduce((t, x) => t + x[key], 0);
         const accN = sum('accN');
@@ -257,15 +253,25 @@ function runConfig(config, f, data, copies, onProgress) {
         meta.extraNames.forEach((name, k) => { extraMeans[name] = means[k]; });
         const { names, d, signed, exact, nData, extraNames } = meta;
         resolve({
-          config, names, d, signed, exact, nData, extraNames, chains, summary: ev.data.summary, wallMs,
+          config, names, d, signed, exact, nData, extraNames, chains, summary: m.summary, wallMs,
           accN, likS: sum('likS'), gradS: sum('gradS'), extraMeans, lik: sum('lik'), grad: sum('grad'),
           acceptance: sum('acc') / Math.max(1, accN), f, data,
           chainConfig: { ...cfgOf(0), chain: undefined }, extra: {},
         });
       };
-      dw.postMessage({ type: 'reset', chains: chains.length, d: meta.d, signed: meta.signed });
-      chains.forEach((c, k) => dw.postMessage({ type: 'push', chain: k, draws: c.draws, signs: meta.signed ? c.signs : null }));
-      dw.postMessage({ type: 'summary', id: 'final', acfParam: -1, maxLag: 0 });
+      // Diagnostics in a worker of its own.
+      const dw = new Diagnostics({
+        onWorkerError: (e) => fail(`diagnostics: ${e.message ?? 'worker failed'}`),
+        onMessage: (m) => {
+          dw.terminate();
+          if (m.type === 'error') { fail(`diagnostics: ${m.message}`); return; }
+          done(m);
+        },
+      });
+      run.diag = dw;
+      dw.reset({ chains: chains.length, d: meta.d, signed: meta.signed });
+      chains.forEach((c, k) => dw.push(k, c.draws, meta.signed ? c.signs : null));
+      dw.request({ final: true });
     }
   });
   return { run, promise };

@@ -17,11 +17,9 @@
 // (detail: { name, mean, sd, draws, iterations } of the shown parameter) and `tallmc-error` (detail: { message }).
 import wasmInit, { samplers as samplersJson, models as modelsJson } from './pkg/tallmc_web.js';
 import { densities } from './density.js';
-import { ChainRun, tooLarge } from './run-client.js';
+import { ChainRun, Diagnostics, tooLarge } from './run-client.js';
 import { formatNumber } from './format.js';
 import { drawLines, drawDensity } from './canvas-plots.js';
-
-const DIAG_WORKER = new URL('./diag-worker.js', import.meta.url);
 
 export class TallmcChain extends HTMLElement {
   connectedCallback() {
@@ -373,7 +371,7 @@ export class TallmcSampler extends HTMLElement {
     if (!this.hasAttribute('label')) this.ui.title.textContent = `${conf.cfg.sampler} · ${conf.cfg.model}`;
     const run = {
       conf, finished: false, started: performance.now(), end: 0, d: 0, names: [], signed: false, nData: 0,
-      extraNames: [], chains: [], summary: null, final: false, j: -1, diagPending: false, diagLast: 0,
+      extraNames: [], chains: [], summary: null, final: false, j: -1,
     };
     // The page's estimate before any worker (d is known only in the worker: 1 is a lower
     // bound; the first chain's ready message checks the exact size).
@@ -387,9 +385,11 @@ export class TallmcSampler extends HTMLElement {
     this.run = run;
     this.showWarnings([]);
     this.result = null;
-    run.diag = new Worker(DIAG_WORKER, { type: 'module' });
-    run.diag.onmessage = (ev) => this.onDiag(run, ev.data);
-    run.diag.onerror = (e) => this.fail(`diagnostics worker: ${e.message ?? 'failed'}`);
+    // Its own diagnostics worker (the run client creates it when the first chain is ready).
+    run.diag = new Diagnostics({
+      onMessage: (m) => this.onDiag(run, m),
+      onWorkerError: (e) => this.fail(`diagnostics worker: ${e.message ?? 'failed'}`),
+    });
     run.client = new ChainRun({
       chains: conf.chains,
       plan,
@@ -456,7 +456,7 @@ export class TallmcSampler extends HTMLElement {
       const byName = run.names.indexOf(want ?? '');
       run.j = byName >= 0 ? byName : (want !== null && /^\d+$/.test(want) ? Math.min(run.d - 1, Number(want)) : Math.min(1, run.d - 1));
       this.setupInternals(run);
-      run.diag.postMessage({ type: 'reset', chains: run.chains.length, d: run.d, signed: run.signed });
+      run.diag.reset({ chains: run.chains.length, d: run.d, signed: run.signed });
     }
   }
 
@@ -470,7 +470,7 @@ export class TallmcSampler extends HTMLElement {
     if (nw < b.n) {
       const post = b.draws.slice(nw * b.d);
       const signs = b.sign.slice(nw);
-      run.diag?.postMessage({ type: 'push', chain: ch.c, draws: post, signs: run.signed ? signs : null }, [post.buffer]);
+      run.diag?.push(ch.c, post, run.signed ? signs : null, true);
     }
     this.scheduleRender();
   }
@@ -502,16 +502,8 @@ export class TallmcSampler extends HTMLElement {
   }
 
   requestDiag(run, final = false) {
-    if (!run.diag || (run.diagPending && !final)) return;
-    run.diagPending = true;
-    run.diagLast = performance.now();
-    const msg = { type: 'summary', id: final ? 'final' : 'live', acfParam: -1, maxLag: 0 };
-    if (final) {
-      // the final summary carries the CLI's convergence warnings (R-hat, ESS, divergences, stuck)
-      msg.names = run.names;
-      msg.divergent = run.chains.map((c) => c.div);
-    }
-    run.diag.postMessage(msg);
+    // the final summary carries the CLI's convergence warnings (R-hat, ESS, divergences, stuck)
+    run.diag?.request({ final, names: run.names, divergent: run.chains.map((c) => c.div) });
   }
 
   onDiag(run, m) {
@@ -521,7 +513,6 @@ export class TallmcSampler extends HTMLElement {
       return;
     }
     if (m.id !== 'final' && run.finished) return;
-    run.diagPending = false;
     run.summary = m.summary;
     if (m.id === 'final') {
       run.final = true;
@@ -675,7 +666,7 @@ export class TallmcSampler extends HTMLElement {
       const pct = total ? Math.round((100 * done) / total) : 0;
       const phase = run.chains.some((c) => c.iteration < c.warmup) ? 'warm-up' : 'sampling';
       this.status(`${phase} ${pct}%`);
-      if (performance.now() - run.diagLast > DIAG_MS) this.requestDiag(run);
+      if (performance.now() - (run.diag?.last ?? 0) > DIAG_MS) this.requestDiag(run);
     } else if (run.final) {
       this.status(run.okFinish ? `done: ${accN} draws` : 'stopped');
     }

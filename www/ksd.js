@@ -1,6 +1,7 @@
 // Kernel Stein discrepancy panel of the playground: a figure (KSD of the kept draws so far
-// against the iteration, log scale) and a one-line value, fed by its own worker (ksd-worker.js)
-// so that the scores (n per-datum gradients per stored draw) never run on the UI thread.
+// against the iteration, log scale) and a one-line value, fed by its own worker (ksd-worker.js,
+// created through the run client's KsdWorker) so that the scores (n per-datum gradients per
+// stored draw) never run on the UI thread.
 //
 // app.js creates one KsdPanel per run, forwards the kept draws (push) and asks for an update
 // whenever it asks for diagnostics (request); the panel draws itself when the worker answers.
@@ -9,6 +10,7 @@
 // happen at most every REDRAW_MS (the final one at once).
 import uPlot from './vendor/uPlot.esm.js';
 import { formatNumber } from './format.js';
+import { KsdWorker } from './run-client.js';
 
 const REDRAW_MS = 1000;
 
@@ -53,9 +55,6 @@ export class KsdPanel {
     this.el.dataset.points = '0';
     this.fig.dataset.mainMs = '0';
     this.fig.dataset.mainMaxMs = '0';
-    this.worker = new Worker(new URL('./ksd-worker.js', import.meta.url), { type: 'module' });
-    this.worker.onmessage = (ev) => this.onMessage(ev.data);
-    this.worker.onerror = (e) => this.onError(`KSD worker failed: ${e.message ?? 'could not load'}`);
     // Main-thread time spent by the panel (push copies, redraws), for tests and the console:
     // figure data-main-ms (total) and data-main-max-ms (longest single call).
     this.mainMs = 0;
@@ -63,10 +62,12 @@ export class KsdPanel {
     this.lastDraw = 0;
     this.timer = 0;
     this.latest = null;
-    this.worker.postMessage({
-      type: 'start', config: opts.config, names: opts.names, values: opts.values,
-      chains: opts.chains, signed: opts.signed, maxDraws: opts.maxDraws ?? 0, warmup: this.warmup,
-    }, opts.values?.buffer ? [opts.values.buffer] : []);
+    this.worker = new KsdWorker({
+      config: opts.config, names: opts.names, values: opts.values, chains: opts.chains,
+      signed: opts.signed, maxDraws: opts.maxDraws ?? 0, warmup: this.warmup,
+      onMessage: (m) => this.onMessage(m),
+      onWorkerError: (e) => this.onError(`KSD worker failed: ${e.message ?? 'could not load'}`),
+    });
     this.account(t0, 'start');
   }
 
@@ -78,9 +79,7 @@ export class KsdPanel {
   push(chain, draws, signs) {
     if (this.closed) return;
     const t0 = performance.now();
-    const d = draws.slice();
-    const s = signs ? signs.slice() : null;
-    this.worker.postMessage({ type: 'push', chain, draws: d, signs: s }, s ? [d.buffer, s.buffer] : [d.buffer]);
+    this.worker.push(chain, draws.slice(), signs ? signs.slice() : null, true);
     this.account(t0);
   }
 
@@ -106,7 +105,7 @@ export class KsdPanel {
       return;
     }
     this.pending = true;
-    this.worker.postMessage({ type: 'compute', id: final ? 'final' : 'live' });
+    this.worker.compute(final);
   }
 
   close() {

@@ -1,10 +1,14 @@
 // One run of one sampler configuration in the browser: a Web Worker per chain
 // (chain-worker.js), its batches of draws and per-step statistics accumulated per chain, and
-// stopping with a grace period. The playground (app.js), compare mode (compare.js) and the
-// <tallmc-sampler> element (embed.js) all run chains through this module; what they do with
-// the draws (plots, diagnostics, tables) stays theirs, in the callbacks.
+// stopping with a grace period ([`ChainRun`]); the run's diagnostics in their worker
+// (diag-worker.js: [`Diagnostics`]) and its kernel Stein discrepancy in its worker
+// (ksd-worker.js: [`KsdWorker`]). The playground (app.js, ksd.js), compare mode (compare.js)
+// and the <tallmc-sampler> element (embed.js) create every run worker through this module;
+// what they do with the draws and the answers (plots, tables) stays theirs, in the callbacks.
 
 const CHAIN_WORKER = new URL('./chain-worker.js', import.meta.url);
+const DIAG_WORKER = new URL('./diag-worker.js', import.meta.url);
+const KSD_WORKER = new URL('./ksd-worker.js', import.meta.url);
 
 /**
  * The most a run may hold in this page, in bytes: every iteration's draws and per-step
@@ -241,5 +245,131 @@ export class ChainRun {
     if (this.endedOnce || !this.ended) return;
     this.endedOnce = true;
     this.o.onEnd?.(this);
+  }
+}
+
+/**
+ * The diagnostics of a run in their worker (diag-worker.js: R-hat, bulk and tail ESS, MCSE, the
+ * autocorrelation of one parameter, and with the final summary the CLI's convergence warnings).
+ * The worker is created at the first [`reset`]; one instance may serve run after run (the
+ * playground keeps one per page, [`listen`] and [`reset`] per run). One summary request is in
+ * flight at a time: a live request while one is pending is dropped, a final one is always sent.
+ */
+export class Diagnostics {
+  /**
+   * @param {object} [o]
+   * @param {(m: object) => void} [o.onMessage] each answer: `{type: 'summary', id, summary,
+   *   acf, acfParam, warnings, ms}` or `{type: 'error', id, message}`
+   * @param {(e: ErrorEvent) => void} [o.onWorkerError] the worker itself failed (e.g. to load)
+   */
+  constructor(o = {}) {
+    this.worker = null;
+    /** Whether a summary request awaits its answer. */
+    this.pending = false;
+    /** `performance.now()` of the last summary request. */
+    this.last = 0;
+    this.listen(o);
+  }
+
+  /** Where the answers go from now on (`onMessage`, `onWorkerError` as in the constructor). */
+  listen({ onMessage, onWorkerError } = {}) {
+    this.onMessage = onMessage;
+    this.onWorkerError = onWorkerError;
+  }
+
+  /** Start over for `chains` chains of `d` parameters (`signed`: draws come with signs). */
+  reset({ chains, d, signed }) {
+    if (!this.worker) {
+      this.worker = new Worker(DIAG_WORKER, { type: 'module' });
+      this.worker.onmessage = (ev) => {
+        this.pending = false;
+        this.onMessage?.(ev.data);
+      };
+      this.worker.onerror = (e) => this.onWorkerError?.(e);
+    }
+    this.pending = false;
+    this.last = 0;
+    this.worker.postMessage({ type: 'reset', chains, d, signed });
+  }
+
+  /**
+   * Kept draws of one chain (`k × d` row-major) and their signs (or null). With `transfer`, the
+   * arrays' buffers move to the worker (they must not be views into a buffer still in use).
+   */
+  push(chain, draws, signs = null, transfer = false) {
+    if (!this.worker) return;
+    const list = transfer ? [draws.buffer, ...(signs ? [signs.buffer] : [])] : [];
+    this.worker.postMessage({ type: 'push', chain, draws, signs }, list);
+  }
+
+  /**
+   * Ask for a summary (`final`: over every draw, with the warnings for `names` and the chains'
+   * `divergent` counts); `acfParam` (−1: none) and `maxLag` choose the autocorrelation. Returns
+   * whether the request was sent (a live one is dropped while another is pending).
+   */
+  request({ final = false, acfParam = -1, maxLag = 0, names, divergent } = {}) {
+    if (!this.worker || (this.pending && !final)) return false;
+    this.pending = true;
+    this.last = performance.now();
+    const msg = { type: 'summary', id: final ? 'final' : 'live', acfParam, maxLag };
+    if (final) {
+      msg.names = names;
+      msg.divergent = divergent;
+    }
+    this.worker.postMessage(msg);
+    return true;
+  }
+
+  /** End the worker (a later [`reset`] creates a new one). */
+  terminate() {
+    this.worker?.terminate();
+    this.worker = null;
+    this.pending = false;
+  }
+}
+
+/**
+ * The kernel Stein discrepancy of a run in its worker (ksd-worker.js): the worker builds its own
+ * copy of the run's model from `config` and the data, keeps a thinned subset of the kept draws
+ * with their exact scores, and answers each [`compute`] (`{type: 'ksd', id, result, ms,
+ * skipped}` or `{type: 'error', id, message}`).
+ */
+export class KsdWorker {
+  /**
+   * @param {object} o
+   * @param {object} o.config the chains' configuration (without `chain`)
+   * @param {string[]} o.names the data's column names
+   * @param {Float64Array} o.values a column-major copy of the data (its buffer is transferred)
+   * @param {number} o.chains number of chains
+   * @param {boolean} o.signed whether draws come with signs
+   * @param {number} [o.maxDraws] draws kept (0: the worker's default)
+   * @param {number} [o.warmup] warm-up iterations (added to the trace's x)
+   * @param {(m: object) => void} [o.onMessage] each answer
+   * @param {(e: ErrorEvent) => void} [o.onWorkerError] the worker itself failed
+   */
+  constructor(o) {
+    this.worker = new Worker(KSD_WORKER, { type: 'module' });
+    this.worker.onmessage = (ev) => o.onMessage?.(ev.data);
+    this.worker.onerror = (e) => o.onWorkerError?.(e);
+    this.worker.postMessage({
+      type: 'start', config: o.config, names: o.names, values: o.values, chains: o.chains,
+      signed: o.signed, maxDraws: o.maxDraws ?? 0, warmup: o.warmup ?? 0,
+    }, o.values?.buffer ? [o.values.buffer] : []);
+  }
+
+  /** Kept draws of one chain and their signs (or null); `transfer` as in [`Diagnostics`]. */
+  push(chain, draws, signs = null, transfer = false) {
+    const list = transfer ? [draws.buffer, ...(signs ? [signs.buffer] : [])] : [];
+    this.worker.postMessage({ type: 'push', chain, draws, signs }, list);
+  }
+
+  /** Ask for the KSD so far (`final`: always computed; a live request may be skipped when busy). */
+  compute(final = false) {
+    this.worker.postMessage({ type: 'compute', id: final ? 'final' : 'live' });
+  }
+
+  /** End the worker. */
+  terminate() {
+    this.worker.terminate();
   }
 }

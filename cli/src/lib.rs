@@ -5,6 +5,7 @@
 #![warn(missing_docs)]
 
 pub mod csvdata;
+pub mod messages;
 pub mod npy;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod parallel;

@@ -7,13 +7,13 @@
 //! round-trips under that setting: (condition + default) draws as (condition) alone.
 
 use std::sync::Arc;
-use tallmc_core::chain::run_chain;
+use tallmc_core::chain::{run_chain, Chain};
 use tallmc_core::data::DesignSpec;
 use tallmc_core::model::DataModel;
 use tallmc_core::registry::{
     build_model, build_reported_chain, models, samplers, ChainConfig, ParamKind, ParamSpec,
 };
-use tallmc_core::rng::chain_rng;
+use tallmc_core::rng::{chain_rng, ChainRng};
 use tallmc_core::settings::Settings;
 use tallmc_tests::realdata::{load, runs_on};
 
@@ -74,12 +74,12 @@ fn settings(kv: &[(&str, &str)]) -> Settings {
     s
 }
 
-/// The bits of every position of a short seeded run.
-fn draws(
+/// A seeded chain built through the registry with settings `kv`, and its generator.
+fn chain(
     model: &Arc<dyn DataModel>,
     sampler: &str,
     kv: &[(&str, &str)],
-) -> Result<Vec<u64>, String> {
+) -> Result<(Box<dyn Chain>, ChainRng), String> {
     let s = settings(kv);
     let config = ChainConfig {
         sampler,
@@ -87,8 +87,18 @@ fn draws(
         settings: &s,
     };
     let mut rng = chain_rng(3, 0);
-    let mut chain =
+    let chain =
         build_reported_chain(&config, model.clone(), &mut rng).map_err(|e| e.to_string())?;
+    Ok((chain, rng))
+}
+
+/// The bits of every position of a short seeded run.
+fn draws(
+    model: &Arc<dyn DataModel>,
+    sampler: &str,
+    kv: &[(&str, &str)],
+) -> Result<Vec<u64>, String> {
+    let (mut chain, mut rng) = chain(model, sampler, kv)?;
     let mut out = Vec::new();
     run_chain(chain.as_mut(), &mut rng, DRAWS, |_, _, th, _| {
         out.extend(th.iter().map(|x| x.to_bits()))
@@ -537,4 +547,49 @@ fn every_model_reads_exactly_its_schema() {
         bad.len(),
         bad.join("\n")
     );
+}
+
+/// The set-up cost of a chain built with `kv` (the mode search's evaluations among it).
+fn setup_evals(
+    model: &Arc<dyn DataModel>,
+    sampler: &str,
+    kv: &[(&str, &str)],
+) -> Result<u64, String> {
+    let c = chain(model, sampler, kv)?.0.setup_cost();
+    Ok(c.lik_evals + c.grad_evals)
+}
+
+/// The `mode_*` settings reach the mode search of every sampler that declares them (issue 18:
+/// the schema drives the parsing): with `mode_max_iter=1` the search stops after one step, so
+/// the set-up costs less than by default (the search runs to its tolerance), and an
+/// out-of-range value is refused naming the key. The samplers with a mode search: smh-1/2 (the
+/// Taylor centre), the minibatch MH family (the control variates' centre), hmc-ecs (the
+/// subset mode), and the SG family (`init=mode`, control variates, automatic step and batch).
+#[test]
+fn mode_settings_reach_every_mode_search() {
+    // Not whitened: a whitened model starts the search at its mode (z = 0, nothing to search).
+    let m = model("hmda", "logistic", &[("reparam", "none")]).unwrap();
+    let (mut bad, mut reached) = (Vec::new(), Vec::new());
+    for info in samplers() {
+        if !runs_on(info.name, "logistic") || !info.params.iter().any(|p| p.key == "mode_max_iter")
+        {
+            continue;
+        }
+        let base = setup_evals(&m, info.name, &[]).unwrap();
+        let one = setup_evals(&m, info.name, &[("mode_max_iter", "1")]);
+        match one {
+            Ok(c) if c < base => reached.push(format!("{} {base} -> {c}", info.name)),
+            other => bad.push(format!(
+                "{} mode_max_iter=1: set-up {other:?}, default {base}",
+                info.name
+            )),
+        }
+        match setup_evals(&m, info.name, &[("mode_max_iter", "0")]) {
+            Err(e) if e.contains("mode_max_iter") => {}
+            other => bad.push(format!("{} mode_max_iter=0: {other:?}", info.name)),
+        }
+    }
+    eprintln!("set-up evaluations, default -> mode_max_iter=1: {reached:?}");
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+    assert_eq!(reached.len(), 15, "{reached:?}");
 }

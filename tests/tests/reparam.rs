@@ -78,50 +78,41 @@ fn rel(a: &[f64], b: &[f64]) -> f64 {
     num / den
 }
 
-#[test]
-fn whitened_glm_is_the_same_posterior() {
-    let table = raw_table(5000, 1, false);
-    let raw = Glm::new(design(&table), Logistic, Prior::Normal { scale: 10.0 });
-    let w = Glm::new(design(&table), Logistic, Prior::Normal { scale: 10.0 }).whiten();
-    let info = w.reparam_info().unwrap();
-    println!("reparam: {} — {}", info.kind, info.note);
-    assert_eq!(info.kind, "whiten");
-    assert!(info.cost.grad_evals > 0);
+/// `w` (whitened) and `raw` are the same posterior at five random z (seeded by `seed`): the
+/// map round-trips, equal log density at θ = θ̂ + C⁻ᵀz (the Jacobian is constant: equal, not
+/// only up to a constant), ∇_z = C⁻¹∇_θ, the whitened gradient against central differences of
+/// the whitened density, and the Hessian C⁻¹H_θC⁻ᵀ.
+fn assert_same_posterior(raw: &dyn DataModel, w: &dyn DataModel, seed: u64) {
     let map = w.user_map().unwrap();
     let d = w.dim();
-    let mut rng = chain_rng(2, 0);
+    let mut rng = chain_rng(seed, 0);
     let mut tmp = vec![0.0; d];
     for _ in 0..5 {
         let z: Vec<f64> = (0..d).map(|_| 2.0 * dist::std_normal(&mut rng)).collect();
         let mut theta = vec![0.0; d];
         map.to_user(&z, &mut theta);
-        // round trip
         let mut z2 = vec![0.0; d];
         map.to_sampler(&theta, &mut z2, &mut tmp);
         assert!(rel(&z2, &z) < 1e-10, "round trip {z2:?} vs {z:?}");
-        // the same log density (the Jacobian is constant: equal, not only up to a constant)
-        let (lz, lt) = (log_post(&w, &z), log_post(&raw, &theta));
+        let (lz, lt) = (log_post(w, &z), log_post(raw, &theta));
         assert!((lz - lt).abs() <= 1e-9 * lt.abs().max(1.0), "{lz} vs {lt}");
-        // ∇_z = C⁻¹ ∇_θ
-        let gz = grad_post(&w, &z);
-        let mut gt = grad_post(&raw, &theta);
+        let gz = grad_post(w, &z);
+        let mut gt = grad_post(raw, &theta);
         map.grad_to_sampler(&mut gt);
         assert!(rel(&gz, &gt) < 1e-8, "gradient {gz:?} vs {gt:?}");
-        // and the whitened gradient against central differences of the whitened density
         for j in 0..d {
             let h = 1e-5;
             let mut zp = z.clone();
             let mut zm = z.clone();
             zp[j] += h;
             zm[j] -= h;
-            let fd = (log_post(&w, &zp) - log_post(&w, &zm)) / (2.0 * h);
+            let fd = (log_post(w, &zp) - log_post(w, &zm)) / (2.0 * h);
             assert!(
                 (fd - gz[j]).abs() <= 1e-5 * gz[j].abs().max(1.0),
                 "∂/∂z{j}: {fd} vs {}",
                 gz[j]
             );
         }
-        // Hessian: C⁻¹ H_θ C⁻ᵀ
         let mut hz = vec![0.0; d * d];
         let mut ht = vec![0.0; d * d];
         w.log_prior_hess(&z, &mut hz);
@@ -134,14 +125,34 @@ fn whitened_glm_is_the_same_posterior() {
         map.hessian_to_sampler(&mut ht, &mut col);
         assert!(rel(&hz, &ht) < 1e-8, "Hessian");
     }
-    // At z = 0 (the mode) the whitened posterior's gradient is ≈ 0 and its negative Hessian I.
+}
+
+/// The whitened posterior's gradient and Hessian (row-major) at z = 0.
+fn at_zero(w: &dyn DataModel) -> (Vec<f64>, Vec<f64>) {
+    let d = w.dim();
     let z0 = vec![0.0; d];
-    let g0 = grad_post(&w, &z0);
+    let g0 = grad_post(w, &z0);
     let mut h0 = vec![0.0; d * d];
     w.log_prior_hess(&z0, &mut h0);
     for i in 0..w.n() {
         w.log_lik_hess(&z0, i, &mut h0);
     }
+    (g0, h0)
+}
+
+#[test]
+fn whitened_glm_is_the_same_posterior() {
+    let table = raw_table(5000, 1, false);
+    let raw = Glm::new(design(&table), Logistic, Prior::Normal { scale: 10.0 });
+    let w = Glm::new(design(&table), Logistic, Prior::Normal { scale: 10.0 }).whiten();
+    let info = w.reparam_info().unwrap();
+    println!("reparam: {} — {}", info.kind, info.note);
+    assert_eq!(info.kind, "whiten");
+    assert!(info.cost.grad_evals > 0);
+    assert_same_posterior(&raw, &w, 2);
+    // At z = 0 (the mode) the whitened posterior's gradient is ≈ 0 and its negative Hessian I.
+    let d = w.dim();
+    let (g0, h0) = at_zero(&w);
     let gmax = g0.iter().fold(0.0f64, |m, v| m.max(v.abs()));
     let hmax = (0..d * d)
         .map(|k| (h0[k] + if k % (d + 1) == 0 { 1.0 } else { 0.0 }).abs())
@@ -165,52 +176,10 @@ fn whitened_linear_unknown_noise_is_the_same_posterior() {
     let info = w.reparam_info().unwrap();
     println!("reparam: {} — {}", info.kind, info.note);
     assert_eq!(info.kind, "whiten");
-    let map = w.user_map().unwrap();
     let d = w.dim();
     assert_eq!(w.initial_point(), vec![0.0; d]);
-    let mut rng = chain_rng(4, 0);
-    for _ in 0..5 {
-        let z: Vec<f64> = (0..d).map(|_| 2.0 * dist::std_normal(&mut rng)).collect();
-        let mut theta = vec![0.0; d];
-        map.to_user(&z, &mut theta);
-        let (lz, lt) = (log_post(&w, &z), log_post(&raw, &theta));
-        assert!((lz - lt).abs() <= 1e-9 * lt.abs().max(1.0), "{lz} vs {lt}");
-        let gz = grad_post(&w, &z);
-        let mut gt = grad_post(&raw, &theta);
-        map.grad_to_sampler(&mut gt);
-        assert!(rel(&gz, &gt) < 1e-8, "gradient {gz:?} vs {gt:?}");
-        for j in 0..d {
-            let h = 1e-5;
-            let mut zp = z.clone();
-            let mut zm = z.clone();
-            zp[j] += h;
-            zm[j] -= h;
-            let fd = (log_post(&w, &zp) - log_post(&w, &zm)) / (2.0 * h);
-            assert!(
-                (fd - gz[j]).abs() <= 1e-5 * gz[j].abs().max(1.0),
-                "∂/∂z{j}: {fd} vs {}",
-                gz[j]
-            );
-        }
-        let mut hz = vec![0.0; d * d];
-        let mut ht = vec![0.0; d * d];
-        w.log_prior_hess(&z, &mut hz);
-        raw.log_prior_hess(&theta, &mut ht);
-        for i in 0..w.n() {
-            w.log_lik_hess(&z, i, &mut hz);
-            raw.log_lik_hess(&theta, i, &mut ht);
-        }
-        let mut col = vec![0.0; d];
-        map.hessian_to_sampler(&mut ht, &mut col);
-        assert!(rel(&hz, &ht) < 1e-8, "Hessian");
-    }
-    let z0 = vec![0.0; d];
-    let g0 = grad_post(&w, &z0);
-    let mut h0 = vec![0.0; d * d];
-    w.log_prior_hess(&z0, &mut h0);
-    for i in 0..w.n() {
-        w.log_lik_hess(&z0, i, &mut h0);
-    }
+    assert_same_posterior(&raw, &w, 4);
+    let (g0, h0) = at_zero(&w);
     let gmax = g0.iter().fold(0.0f64, |m, v| m.max(v.abs()));
     let l = d - 1;
     let hmax = (0..d * d)

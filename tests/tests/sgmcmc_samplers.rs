@@ -223,6 +223,7 @@ fn asgld_batch_rule_and_variance_bound() {
             pilot_iters: 1000,
         }),
         init: SgldInit::Mode,
+        mode: tallmc_core::optim::ModeOptions::DEFAULT,
     };
     let mut rng = chain_rng(10, 0);
     let mut chain = build_sg_chain(model.clone(), &opts, 0, &mut rng).unwrap();

@@ -11,6 +11,8 @@
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
+pub use tallmc_cli::messages::STAT_NAMES;
+use tallmc_cli::messages::{push_data_error, unknown};
 use tallmc_core::chain::{Chain, Cost};
 use tallmc_core::data::{DesignSpec, Table};
 use tallmc_core::model::DataModel;
@@ -21,17 +23,6 @@ use tallmc_core::Error;
 
 /// Upper bound on chains (one thread each), as on the command line.
 pub const MAX_CHAINS: usize = 1024;
-
-/// The columns of stats.csv after `chain,draw`, before the kernel's extras.
-pub const STAT_NAMES: [&str; 7] = [
-    "accept_prob",
-    "divergent",
-    "lik_evals",
-    "grad_evals",
-    "n_leapfrog",
-    "step_size",
-    "energy",
-];
 
 /// What the caller asks for (the arguments of `tallmc run`, data as columns).
 pub struct Request {
@@ -109,20 +100,11 @@ pub fn describe(e: &Error, req: &Request, settings: Option<&Settings>) -> String
         Error::Unknown { what, name } => unknown(what, name),
         Error::InvalidData { row, column, msg } => {
             let mut s = String::from("data: ");
-            match (row, column) {
-                (Some(r), c) => {
-                    // Rows are numbered from 1 in the core's messages; say the 0-based index
-                    // a DataFrame shows.
-                    s.push_str(&format!("row {}", r.saturating_sub(1)));
-                    if let Some(c) = c {
-                        s.push_str(&format!(", column \"{c}\""));
-                    }
-                    s.push_str(": ");
-                }
-                (None, Some(c)) => s.push_str(&format!("column \"{c}\": ")),
-                (None, None) => {}
-            }
-            s.push_str(msg);
+            // Rows are numbered from 1 in the core's messages; say the 0-based index a
+            // DataFrame shows.
+            push_data_error(&mut s, *row, column.as_deref(), msg, |r| {
+                format!("row {}", r.saturating_sub(1))
+            });
             s
         }
         other => other.to_string(),
@@ -133,17 +115,6 @@ fn value_of(settings: Option<&Settings>, key: &str) -> String {
     settings
         .and_then(|s| s.get_str(key).map(String::from))
         .unwrap_or_else(|| "…".into())
-}
-
-/// `unknown model `x` (available: ...)`.
-pub fn unknown(what: &str, name: &str) -> String {
-    let names: Vec<&str> = match what {
-        "model" => registry::models().iter().map(|m| m.name).collect(),
-        "sampler" => registry::samplers().iter().map(|s| s.name).collect(),
-        _ => Vec::new(),
-    };
-    let name = tallmc_core::settings::shorten(name);
-    format!("unknown {what} `{name}` (available: {})", names.join(", "))
 }
 
 /// Check the request, build the table, the model and chain 0 (the slow part of set-up: mode

@@ -7,7 +7,8 @@ pub mod run;
 pub mod simulate;
 
 use tallmc_cli::csvdata::RowLines;
-use tallmc_core::registry;
+use tallmc_cli::messages::push_data_error;
+pub use tallmc_cli::messages::unknown;
 use tallmc_core::Error;
 
 /// A failure to report: one line on stderr and an exit code.
@@ -97,22 +98,11 @@ impl ErrorContext<'_> {
                     s.push_str(f);
                     s.push_str(": ");
                 }
-                match (row, column) {
-                    (Some(r), c) => {
-                        // A CSV file's line; a binary table's (1-based) row.
-                        match self.lines {
-                            Some(l) => s.push_str(&format!("line {}", l.line_of_row(*r))),
-                            None => s.push_str(&format!("row {r}")),
-                        }
-                        if let Some(c) = c {
-                            s.push_str(&format!(", column \"{c}\""));
-                        }
-                        s.push_str(": ");
-                    }
-                    (None, Some(c)) => s.push_str(&format!("column \"{c}\": ")),
-                    (None, None) => {}
-                }
-                s.push_str(msg);
+                // A CSV file's line; a binary table's (1-based) row.
+                push_data_error(&mut s, *row, column.as_deref(), msg, |r| match self.lines {
+                    Some(l) => format!("line {}", l.line_of_row(r)),
+                    None => format!("row {r}"),
+                });
                 s
             }
             other => match self.data {
@@ -121,21 +111,6 @@ impl ErrorContext<'_> {
             },
         };
         CliError::input(msg)
-    }
-}
-
-/// `unknown model `x` (available: ...)`.
-pub fn unknown(what: &str, name: &str) -> String {
-    let names: Vec<&str> = match what {
-        "model" => registry::models().iter().map(|m| m.name).collect(),
-        "sampler" => registry::samplers().iter().map(|s| s.name).collect(),
-        _ => Vec::new(),
-    };
-    let name = tallmc_core::settings::shorten(name);
-    if names.is_empty() {
-        format!("unknown {what} `{name}` (none available in this build)")
-    } else {
-        format!("unknown {what} `{name}` (available: {})", names.join(", "))
     }
 }
 

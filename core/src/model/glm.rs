@@ -159,16 +159,10 @@ pub(crate) fn laplace_map(
 ) -> Result<LaplaceMap, ReparamInfo> {
     let (n, d) = (model.n(), model.dim());
     if d > WHITEN_MAX_DIM {
-        return Err(ReparamInfo {
-            kind: "none",
-            note: alloc::format!(
-                "d = {d} parameters is above {WHITEN_MAX_DIM}: too many to whiten (dense d × d \
-                 matrices); sampled as given"
-            ),
-            rows_used: 0,
-            cost: Default::default(),
-            hess_evals: 0,
-        });
+        return Err(ReparamInfo::none(alloc::format!(
+            "d = {d} parameters is above {WHITEN_MAX_DIM}: too many to whiten (dense d × d \
+             matrices); sampled as given"
+        )));
     }
     let rows = if (n as f64) * (d * d) as f64 <= WHITEN_BUDGET {
         n
@@ -521,13 +515,7 @@ impl<F: GlmFamily> Glm<F> {
 
     /// Record that whitening was not applied (`reparam=none`, or not asked): `why` for run.json.
     pub fn not_whitened(mut self, why: &str) -> Self {
-        self.reparam = Some(ReparamInfo {
-            kind: "none",
-            note: String::from(why),
-            rows_used: 0,
-            cost: Default::default(),
-            hess_evals: 0,
-        });
+        self.reparam = Some(ReparamInfo::none(String::from(why)));
         self
     }
 }
@@ -546,27 +534,14 @@ impl<F: GlmFamily> DataModel for Glm<F> {
         match &self.map {
             None => self.prior.log_density_grad(theta, grad),
             Some(map) => {
-                let d = theta.len();
-                let mut t = vec![0.0; 2 * d];
-                let (th, g) = t.split_at_mut(d);
-                map.to_user(theta, th);
-                let v = self.prior.log_density_grad(th, g);
-                map.grad_to_sampler(g);
-                for (a, b) in grad.iter_mut().zip(g.iter()) {
-                    *a += b;
-                }
-                v
+                map.value_grad_at_user(theta, grad, |th, g| self.prior.log_density_grad(th, g))
             }
         }
     }
     fn log_prior(&self, theta: &[f64]) -> f64 {
         match &self.map {
             None => self.prior.log_density(theta),
-            Some(map) => {
-                let mut th = vec![0.0; theta.len()];
-                map.to_user(theta, &mut th);
-                self.prior.log_density(&th)
-            }
+            Some(map) => map.value_at_user(theta, |th| self.prior.log_density(th)),
         }
     }
     fn log_prior_hess(&self, theta: &[f64], hess: &mut [f64]) {

@@ -222,13 +222,7 @@ impl LinearUnknownNoise {
 
     /// Record that whitening was not applied (`reparam=none`): `why` for run.json.
     pub fn not_whitened(mut self, why: &str) -> Self {
-        self.reparam = Some(ReparamInfo {
-            kind: "none",
-            note: String::from(why),
-            rows_used: 0,
-            cost: Default::default(),
-            hess_evals: 0,
-        });
+        self.reparam = Some(ReparamInfo::none(String::from(why)));
         self
     }
 
@@ -265,27 +259,14 @@ impl DataModel for LinearUnknownNoise {
         match &self.map {
             None => self.user_log_prior_grad(theta, grad),
             Some(map) => {
-                let m = theta.len();
-                let mut t = vec![0.0; 2 * m];
-                let (th, g) = t.split_at_mut(m);
-                map.to_user(theta, th);
-                let v = self.user_log_prior_grad(th, g);
-                map.grad_to_sampler(g);
-                for (a, b) in grad.iter_mut().zip(g.iter()) {
-                    *a += b;
-                }
-                v
+                map.value_grad_at_user(theta, grad, |th, g| self.user_log_prior_grad(th, g))
             }
         }
     }
     fn log_prior(&self, theta: &[f64]) -> f64 {
         match &self.map {
             None => self.user_log_prior(theta),
-            Some(map) => {
-                let mut th = vec![0.0; theta.len()];
-                map.to_user(theta, &mut th);
-                self.user_log_prior(&th)
-            }
+            Some(map) => map.value_at_user(theta, |th| self.user_log_prior(th)),
         }
     }
     fn log_prior_hess(&self, theta: &[f64], hess: &mut [f64]) {

@@ -121,6 +121,34 @@ impl AffineMap {
         self.chol.solve_l(g);
     }
 
+    /// A user-scale function's value at the sampler point `z` and its gradient in sampler
+    /// coordinates: `f(θ, g_θ)` gets θ = θ̂ + C⁻ᵀ z and a zeroed `g_θ` it accumulates into;
+    /// C⁻¹ g_θ is added to `grad`. Returns f's value (a prior's, for the whitened models).
+    pub fn value_grad_at_user(
+        &self,
+        z: &[f64],
+        grad: &mut [f64],
+        f: impl FnOnce(&[f64], &mut [f64]) -> f64,
+    ) -> f64 {
+        let d = z.len();
+        let mut t = alloc::vec![0.0; 2 * d];
+        let (th, g) = t.split_at_mut(d);
+        self.to_user(z, th);
+        let v = f(th, g);
+        self.grad_to_sampler(g);
+        for (a, b) in grad.iter_mut().zip(g.iter()) {
+            *a += b;
+        }
+        v
+    }
+
+    /// A user-scale function's value at the sampler point `z`: `f(θ)` with θ = θ̂ + C⁻ᵀ z.
+    pub fn value_at_user(&self, z: &[f64], f: impl FnOnce(&[f64]) -> f64) -> f64 {
+        let mut th = alloc::vec![0.0; z.len()];
+        self.to_user(z, &mut th);
+        f(&th)
+    }
+
     /// In place: H ← C⁻¹ H C⁻ᵀ (a Hessian in user coordinates to sampler coordinates),
     /// row-major d × d; `col` is a scratch buffer of length d.
     pub fn hessian_to_sampler(&self, h: &mut [f64], col: &mut [f64]) {
@@ -158,4 +186,17 @@ pub struct ReparamInfo {
     pub cost: Cost,
     /// Per-datum Hessian evaluations of the mode search.
     pub hess_evals: u64,
+}
+
+impl ReparamInfo {
+    /// Not whitened (`kind` `none`), for the reason `note`; nothing spent.
+    pub fn none(note: String) -> Self {
+        ReparamInfo {
+            kind: "none",
+            note,
+            rows_used: 0,
+            cost: Cost::default(),
+            hess_evals: 0,
+        }
+    }
 }

@@ -20,7 +20,8 @@
 //! Every setting can be overridden: `order`, `m`, `G`, `eps` (alias `step_size`), `L`,
 //! `lambda`, `a`, `kappa`, `sigma2_target`, `target_accept`, `traj_len`, `recentre`,
 //! `centre_subset`, `windows`, `trajectory` (`static` | `nuts`), `max_depth`, `m_warmup`
-//! (signed only).
+//! (signed only), and the initial centre's mode search (`mode_method`, `mode_max_iter`,
+//! `mode_tol`, `mode_memory`).
 //!
 //! ## References
 //! Dang et al. (2019), JMLR 20(100), §6.3; Hoffman & Gelman (2014), JMLR 15, Algorithm 5.
@@ -35,6 +36,7 @@ use crate::kernel::{HasPosition, Metric, StepInfo};
 use crate::linalg::Cholesky;
 use crate::math;
 use crate::model::DataModel;
+use crate::optim::{ModeOptions, P_MODE_MAX_ITER, P_MODE_MEMORY, P_MODE_METHOD, P_MODE_TOL};
 use crate::rng::{uniform_index, ChainRng};
 use crate::schema::{ChainConfig, ParamKind, ParamSpec, SamplerInfo};
 use crate::settings::Settings;
@@ -247,6 +249,10 @@ pub const HMC_ECS_INFO: SamplerInfo = SamplerInfo {
         P_SUBSET,
         P_WINDOWS,
         P_ENERGY,
+        P_MODE_METHOD,
+        P_MODE_MAX_ITER,
+        P_MODE_TOL,
+        P_MODE_MEMORY,
     ],
 };
 
@@ -275,6 +281,10 @@ pub const HMC_ECS_SIGNED_INFO: SamplerInfo = SamplerInfo {
         P_SUBSET,
         P_WINDOWS,
         P_M_WARMUP,
+        P_MODE_METHOD,
+        P_MODE_MAX_ITER,
+        P_MODE_TOL,
+        P_MODE_MEMORY,
     ],
 };
 
@@ -317,6 +327,8 @@ pub struct EcsConfig {
     pub nuts_depth: Option<usize>,
     /// The naive scheme: accept with the full-data Hamiltonian, fresh u each iteration.
     pub full_energy: bool,
+    /// The search for the initial centre (the subset posterior's mode; `mode_*` settings).
+    pub mode: ModeOptions,
 }
 
 impl EcsConfig {
@@ -399,6 +411,7 @@ impl EcsConfig {
             kappa,
             nuts_depth,
             full_energy,
+            mode: ModeOptions::from_settings(s)?,
         })
     }
 }
@@ -451,6 +464,12 @@ const N_REP: usize = 5;
 pub struct EcsWarmup {
     cfg: EcsConfig,
     warmup: usize,
+    // Its own dual averaging, not `adapt::StepSizeWarmup`: every update and the final ε are
+    // clamped to [1e-10, 1e3] (the subsampled energy can push the iterate far out early on,
+    // and L = traj_len/ε follows ε at every step), and each re-centring restarts it at the
+    // current ε without the doubling heuristic (StepSizeWarmup::restart runs the heuristic,
+    // which costs gradient evaluations and changes the draws). Moving to StepSizeWarmup would
+    // change hmc-ecs's golden draws wherever the clamp or the restart differ.
     da: Option<DualAveraging>,
     window: Vec<Vec<f64>>,
 }
@@ -486,16 +505,15 @@ impl Driver<HmcEcs, Arc<dyn DataModel>, EcsWarmup> {
         // The subset posterior's mode and negative Hessian by the shared Newton (its value and
         // gradient evaluations are the set-up cost, as for every mode-started sampler); a
         // numerical failure falls back to the model's start.
-        let opts = crate::optim::ModeOptions::default();
-        let (centre, sub_prec) = match crate::optim::find_mode_subset(&*model, &sub, &start, &opts)
-        {
-            Ok(r) => {
-                setup += r.cost();
-                (r.mode, r.neg_hessian)
-            }
-            Err(Error::Numerical(_)) => (start.clone(), crate::linalg::identity(d)),
-            Err(e) => return Err(e),
-        };
+        let (centre, sub_prec) =
+            match crate::optim::find_mode_subset(&*model, &sub, &start, &cfg.mode) {
+                Ok(r) => {
+                    setup += r.cost();
+                    (r.mode, r.neg_hessian)
+                }
+                Err(Error::Numerical(_)) => (start.clone(), crate::linalg::identity(d)),
+                Err(e) => return Err(e),
+            };
         // 2. control variates and the full-data metric at θ*
         let cv = ControlVariates::new(&*model, &centre, cfg.order)?;
         setup.lik_evals += cv.full_pass_cost();

@@ -6,7 +6,7 @@ use crate::chain::Chain;
 use crate::error::Error;
 use crate::kernel::smh::{BoundNorm, Smh, SmhOptions, SmhProposal};
 use crate::model::DataModel;
-use crate::optim::ModeOptions;
+use crate::optim::{ModeOptions, P_MODE_MAX_ITER, P_MODE_MEMORY, P_MODE_METHOD, P_MODE_TOL};
 use crate::schema::{ChainConfig, ParamKind, ParamSpec, SamplerInfo};
 use crate::settings::Settings;
 use alloc::boxed::Box;
@@ -76,7 +76,19 @@ const P_BOUND: ParamSpec = ParamSpec {
     kind: ParamKind::Choice(&["l2", "l1"]),
 };
 
-const SMH_PARAMS: &[ParamSpec] = &[P_PROPOSAL, P_SCALE, P_RHO, P_TRUNC, P_BOUND];
+/// The settings of `smh-1` and `smh-2`: the proposal, the bounds, and the mode search that
+/// centres the Taylor factors ([`MODE_PARAMS`](crate::optim::MODE_PARAMS)).
+const SMH_PARAMS: &[ParamSpec] = &[
+    P_PROPOSAL,
+    P_SCALE,
+    P_RHO,
+    P_TRUNC,
+    P_BOUND,
+    P_MODE_METHOD,
+    P_MODE_MAX_ITER,
+    P_MODE_TOL,
+    P_MODE_MEMORY,
+];
 
 /// Registry entry of `smh-1`.
 pub const SMH_1_INFO: SamplerInfo = SamplerInfo {
@@ -98,7 +110,8 @@ pub const SMH_2_INFO: SamplerInfo = SamplerInfo {
     params: SMH_PARAMS,
 };
 
-/// Read the SMH settings (`proposal`, `scale`, `rho`, `truncation`, `bound`) for order `order`.
+/// Read the SMH settings (`proposal`, `scale`, `rho`, `truncation`, `bound`, the `mode_*` of
+/// the mode search) for order `order`.
 pub fn options_from_settings(s: &Settings, order: usize) -> Result<SmhOptions, Error> {
     let kind = P_PROPOSAL.choice(s)?;
     let proposal = if kind == "pi1" {
@@ -137,7 +150,7 @@ pub fn options_from_settings(s: &Settings, order: usize) -> Result<SmhOptions, E
         order,
         proposal,
         truncation,
-        mode: ModeOptions::default(),
+        mode: ModeOptions::from_settings(s)?,
         norm,
     })
 }

@@ -166,17 +166,8 @@ pub(super) fn draw_row(line: &mut String, c: usize, k: usize, theta: &[f64], sig
 
 /// stats.csv's header: the common columns, then the kernel's extras.
 pub(super) fn stats_header<'a>(extras: &[&'a str]) -> Vec<&'a str> {
-    let mut header = vec![
-        "chain",
-        "draw",
-        "accept_prob",
-        "divergent",
-        "lik_evals",
-        "grad_evals",
-        "n_leapfrog",
-        "step_size",
-        "energy",
-    ];
+    let mut header = vec!["chain", "draw"];
+    header.extend_from_slice(&tallmc_cli::messages::STAT_NAMES);
     header.extend_from_slice(extras);
     header
 }

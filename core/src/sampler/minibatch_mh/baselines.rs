@@ -6,6 +6,7 @@ use crate::chain::Chain;
 use crate::error::Error;
 use crate::kernel::minibatch_mh::baselines::{AustereMh, MhSubLhd};
 use crate::model::DataModel;
+use crate::optim::{ModeOptions, P_MODE_MAX_ITER, P_MODE_MEMORY, P_MODE_METHOD, P_MODE_TOL};
 use crate::rng::ChainRng;
 use crate::sampler::{P_INIT, P_INIT_RADIUS};
 use crate::schema::{ChainConfig, ParamKind, ParamSpec, SamplerInfo};
@@ -115,6 +116,10 @@ pub const AUSTERE_MH_INFO: SamplerInfo = SamplerInfo {
         P_INIT,
         P_INIT_RADIUS,
         P_CONTROL,
+        P_MODE_METHOD,
+        P_MODE_MAX_ITER,
+        P_MODE_TOL,
+        P_MODE_MEMORY,
     ],
 };
 
@@ -135,6 +140,10 @@ pub const MH_SUBLHD_INFO: SamplerInfo = SamplerInfo {
         P_INIT,
         P_INIT_RADIUS,
         P_CONTROL,
+        P_MODE_METHOD,
+        P_MODE_MAX_ITER,
+        P_MODE_TOL,
+        P_MODE_MEMORY,
     ],
 };
 
@@ -156,6 +165,8 @@ pub fn build_chain(
     }
     .int(s)?;
     let (init, radius) = crate::sampler::start_from_settings(s)?;
+    let mode = ModeOptions::from_settings(s)?;
+    let control = control.then_some(&mode);
     if austere {
         let design = P_DESIGN.choice(s)?;
         let k = if design == "fixed" {

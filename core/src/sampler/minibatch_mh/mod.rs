@@ -10,6 +10,7 @@ use crate::kernel::minibatch_mh::{cv, MinibatchMh, MinibatchRw, MinibatchTest};
 use crate::kernel::Kernel;
 use crate::math;
 use crate::model::DataModel;
+use crate::optim::{ModeOptions, P_MODE_MAX_ITER, P_MODE_MEMORY, P_MODE_METHOD, P_MODE_TOL};
 use crate::rng::ChainRng;
 use crate::schema::{ChainConfig, ParamKind, ParamSpec, SamplerInfo};
 use alloc::boxed::Box;
@@ -148,6 +149,10 @@ pub const MH_MINIBATCH_INFO: SamplerInfo = SamplerInfo {
         super::P_INIT,
         super::P_INIT_RADIUS,
         P_CONTROL,
+        P_MODE_METHOD,
+        P_MODE_MAX_ITER,
+        P_MODE_TOL,
+        P_MODE_MEMORY,
     ],
 };
 
@@ -167,14 +172,17 @@ pub fn build_chain(
         _ => Correction::sigma_1(),
     };
     let (init, radius) = super::start_from_settings(s)?;
+    let mode = ModeOptions::from_settings(s)?;
     s.check_all_used()?;
     let kernel = MinibatchMh::new(step, temperature, m, correction)?;
-    start_chain(kernel, model, init, radius, config.warmup, rng, control)
+    let centre = control.then_some(&mode);
+    start_chain(kernel, model, init, radius, config.warmup, rng, centre)
 }
 
 /// Start a chain at the configured point (`random` starts that give a non-finite density are
-/// redrawn, up to 100 times); with `control`, the tests read control-variate differences around
-/// the mode (z = 0 for a whitened model, else the mode finder's, its cost counted as set-up).
+/// redrawn, up to 100 times); with `control` (the mode search's options), the tests read
+/// control-variate differences around the mode (z = 0 for a whitened model, else the mode
+/// finder's, its cost counted as set-up).
 pub(crate) fn start_chain<T: MinibatchTest + Clone + 'static>(
     kernel: T,
     model: Arc<dyn DataModel>,
@@ -182,20 +190,18 @@ pub(crate) fn start_chain<T: MinibatchTest + Clone + 'static>(
     radius: f64,
     warmup: usize,
     rng: &mut ChainRng,
-    control: bool,
+    control: Option<&ModeOptions>,
 ) -> Result<Box<dyn Chain>, Error> {
-    let centre = if !control {
-        None
-    } else if model.user_map().is_some() {
-        Some((alloc::vec![0.0; model.dim()], Cost::default()))
+    let centre = if let Some(opts) = control {
+        if model.user_map().is_some() {
+            Some((alloc::vec![0.0; model.dim()], Cost::default()))
+        } else {
+            let mode = crate::optim::find_mode(model.as_ref(), &model.initial_point(), opts)?;
+            let cost = mode.cost();
+            Some((mode.mode, cost))
+        }
     } else {
-        let mode = crate::optim::find_mode(
-            model.as_ref(),
-            &model.initial_point(),
-            &crate::optim::ModeOptions::default(),
-        )?;
-        let cost = mode.cost();
-        Some((mode.mode, cost))
+        None
     };
     let c = super::at_start(init, radius, model.as_ref(), rng, |p, _| {
         MinibatchMhChain::new(kernel.clone(), model.clone(), p, warmup)

@@ -100,7 +100,9 @@ use crate::dist::{AliasTable, IndexSampler};
 use crate::error::Error;
 use crate::math;
 use crate::model::DataModel;
-use crate::optim::{find_mode, ModeOptions, ModeResult};
+use crate::optim::{
+    find_mode, ModeOptions, ModeResult, P_MODE_MAX_ITER, P_MODE_MEMORY, P_MODE_METHOD, P_MODE_TOL,
+};
 use crate::rng::{uniform, ChainRng};
 use crate::schema::{ChainConfig, ParamKind, ParamSpec, SamplerInfo};
 use alloc::boxed::Box;
@@ -434,6 +436,9 @@ pub struct SgOptions {
     pub adaptive: Option<AdaptiveBatch>,
     /// Starting point.
     pub init: SgldInit,
+    /// The mode search (for `init=mode`, the control variates' centre, the automatic step size
+    /// and batch; `mode_*` settings). Its `hessian` is chosen by the dimension.
+    pub mode: ModeOptions,
 }
 
 /// Options of an SGLD chain (the `sgld` / `sgld-cv` subset of [`SgOptions`]).
@@ -464,6 +469,7 @@ impl From<&SgldOptions> for SgOptions {
             dynamics: Dynamics::Langevin,
             adaptive: None,
             init: o.init,
+            mode: ModeOptions::DEFAULT,
         }
     }
 }
@@ -535,7 +541,7 @@ pub fn build_sg_chain(
             &model.initial_point(),
             &ModeOptions {
                 hessian: dense,
-                ..ModeOptions::default()
+                ..opts.mode
             },
         )?;
         add_cost(&mut setup, r.cost());
@@ -898,6 +904,10 @@ const SGLD_PARAMS: &[ParamSpec] = &[
     p_batch(BATCH_AUTO),
     P_WR,
     P_INIT,
+    P_MODE_METHOD,
+    P_MODE_MAX_ITER,
+    P_MODE_TOL,
+    P_MODE_MEMORY,
 ];
 
 const SGHMC_PARAMS: &[ParamSpec] = &[
@@ -910,6 +920,10 @@ const SGHMC_PARAMS: &[ParamSpec] = &[
     P_FRICTION_HMC,
     P_CV,
     P_INIT,
+    P_MODE_METHOD,
+    P_MODE_MAX_ITER,
+    P_MODE_TOL,
+    P_MODE_MEMORY,
 ];
 
 const SGNHT_PARAMS: &[ParamSpec] = &[
@@ -922,6 +936,10 @@ const SGNHT_PARAMS: &[ParamSpec] = &[
     P_FRICTION_NH,
     P_CV,
     P_INIT,
+    P_MODE_METHOD,
+    P_MODE_MAX_ITER,
+    P_MODE_TOL,
+    P_MODE_MEMORY,
 ];
 
 const PS_PARAMS: &[ParamSpec] = &[
@@ -932,6 +950,10 @@ const PS_PARAMS: &[ParamSpec] = &[
     p_batch(BATCH_AUTO),
     P_DEFENSIVE,
     P_INIT,
+    P_MODE_METHOD,
+    P_MODE_MAX_ITER,
+    P_MODE_TOL,
+    P_MODE_MEMORY,
 ];
 
 const ASGLD_PARAMS: &[ParamSpec] = &[
@@ -945,6 +967,10 @@ const ASGLD_PARAMS: &[ParamSpec] = &[
     P_PILOT_CHAINS,
     P_PILOT_ITERS,
     P_INIT,
+    P_MODE_METHOD,
+    P_MODE_MAX_ITER,
+    P_MODE_TOL,
+    P_MODE_MEMORY,
 ];
 
 /// Default k of `dpp-sgld` (each draw costs O(n k (k + d)) flops).
@@ -967,6 +993,10 @@ const DPP_PARAMS: &[ParamSpec] = &[
     P_DPP_WEIGHTS,
     P_CV_DPP,
     P_INIT,
+    P_MODE_METHOD,
+    P_MODE_MAX_ITER,
+    P_MODE_TOL,
+    P_MODE_MEMORY,
 ];
 
 /// Registry entry of `sgld`.
@@ -1159,6 +1189,7 @@ pub fn build_chain(
         "random" => SgldInit::Random,
         _ => SgldInit::Mode,
     };
+    let mode = ModeOptions::from_settings(s)?;
     s.check_all_used()?;
     let opts = SgOptions {
         step_size,
@@ -1169,6 +1200,7 @@ pub fn build_chain(
         dynamics,
         adaptive,
         init,
+        mode,
     };
     Ok(Box::new(build_sg_chain(model, &opts, config.warmup, rng)?))
 }
