@@ -3,6 +3,17 @@
 use alloc::string::String;
 use core::fmt;
 
+/// A number as a person reads it: plain for moderate magnitudes (`0.25`, `-3`, `1000`), in
+/// exponent form otherwise (`1e300`, `1e-8`, `1e6`); `inf`, `-inf`, `NaN` as such.
+pub fn number(x: f64) -> String {
+    let a = if x < 0.0 { -x } else { x };
+    if x == 0.0 || !x.is_finite() || (1e-4..1e5).contains(&a) {
+        alloc::format!("{x}")
+    } else {
+        alloc::format!("{x:e}")
+    }
+}
+
 /// A user's text cut to 40 characters and `…`, with control characters escaped (`\n`), so an
 /// error message echoing it stays one readable line.
 pub fn shorten(s: &str) -> String {
@@ -97,10 +108,7 @@ impl Error {
         } else {
             Err(Error::setting(
                 key,
-                alloc::format!(
-                    "{} is not a positive finite number",
-                    crate::settings::number(value)
-                ),
+                alloc::format!("{} is not a positive finite number", number(value)),
             ))
         }
     }

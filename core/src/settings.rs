@@ -9,20 +9,9 @@ use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 use core::cell::RefCell;
 
-/// A user's text cut and escaped for an error message (defined on the ground floor, in
-/// [`crate::error`], so errors can use it).
-pub use crate::error::shorten;
-
-/// A number as a person reads it: plain for moderate magnitudes (`0.25`, `-3`, `1000`), in
-/// exponent form otherwise (`1e300`, `1e-8`, `1e6`); `inf`, `-inf`, `NaN` as such.
-pub fn number(x: f64) -> String {
-    let a = if x < 0.0 { -x } else { x };
-    if x == 0.0 || !x.is_finite() || (1e-4..1e5).contains(&a) {
-        alloc::format!("{x}")
-    } else {
-        alloc::format!("{x:e}")
-    }
-}
+/// A user's text cut and escaped for an error message, and a number as a person reads it
+/// (both defined on the ground floor, in [`crate::error`], so errors can use them).
+pub use crate::error::{number, shorten};
 
 /// A bag of user settings, values as strings, parsed on use.
 #[derive(Debug, Clone, Default)]
