@@ -78,13 +78,12 @@ fn simulate_writes_npz_that_runs_like_its_csv() {
     assert_eq!(a, b);
 }
 
-#[test]
-fn compressed_and_damaged_archives_are_refused_in_one_line() {
-    let dir = TempDir::new("numpy-refused");
+/// `tallmc run` on `data` must exit 2 with one line on stderr; returns it.
+fn refused(data: &str, out: &str) -> String {
     let o = tallmc(&[
         "run",
         "--data",
-        &format!("{FIX}/compressed.npz"),
+        data,
         "--model",
         "logistic",
         "--response",
@@ -92,33 +91,23 @@ fn compressed_and_damaged_archives_are_refused_in_one_line() {
         "--sampler",
         "mala",
         "--out",
-        &dir.join("o"),
+        out,
     ]);
-    assert_eq!(o.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&o.stderr);
+    let err = String::from_utf8_lossy(&o.stderr).trim().to_string();
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    err
+}
+
+#[test]
+fn compressed_and_damaged_archives_are_refused_in_one_line() {
+    let dir = TempDir::new("numpy-refused");
+    let err = refused(&format!("{FIX}/compressed.npz"), &dir.join("o"));
     assert!(err.contains("compressed (numpy.savez_compressed)"), "{err}");
-    assert_eq!(err.trim().lines().count(), 1, "{err}");
     let mut bytes = std::fs::read(format!("{FIX}/table.npz")).unwrap();
     bytes.truncate(bytes.len() - 30);
     let bad = dir.join("bad.npz");
     std::fs::write(&bad, &bytes).unwrap();
-    let o = tallmc(&[
-        "run",
-        "--data",
-        &bad,
-        "--model",
-        "logistic",
-        "--response",
-        "y",
-        "--sampler",
-        "mala",
-        "--out",
-        &dir.join("p"),
-    ]);
-    assert_eq!(
-        o.status.code(),
-        Some(2),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    let err = refused(&bad, &dir.join("p"));
+    assert!(err.contains("bad.npz: "), "{err}");
 }
