@@ -140,6 +140,22 @@ impl DiffEstimator {
         with_grad: bool,
         out: &mut DiffEval,
     ) {
+        self.evaluate_gathered(model, cv, theta, idx, None, with_grad, out);
+    }
+
+    /// [`evaluate`](Self::evaluate), reading the subsample from `gathered` when it holds `idx`
+    /// (see [`Gathered`](super::Gathered); the same bits either way).
+    #[allow(clippy::too_many_arguments)]
+    pub fn evaluate_gathered(
+        &self,
+        model: &dyn DataModel,
+        cv: &ControlVariates,
+        theta: &[f64],
+        idx: &[usize],
+        gathered: Option<&super::Gathered>,
+        with_grad: bool,
+        out: &mut DiffEval,
+    ) {
         let d = theta.len();
         self.reset(d, with_grad, out);
         if idx.len() != self.m {
@@ -157,7 +173,10 @@ impl DiffEstimator {
         let mut gbuf = core::mem::take(&mut out.gbuf);
         dbuf.resize(self.m, 0.0);
         gbuf.resize(if with_grad { self.m * d } else { 0 }, 0.0);
-        cv.diffs(model, theta, idx, &mut dbuf, &mut gbuf);
+        match gathered {
+            Some(g) => cv.diffs_gathered(model, theta, idx, g, &mut dbuf, &mut gbuf),
+            None => cv.diffs(model, theta, idx, &mut dbuf, &mut gbuf),
+        }
         out.shift = dbuf.iter().sum::<f64>() / self.m as f64;
         for g in 0..self.blocks {
             let r = self.block_range(g);

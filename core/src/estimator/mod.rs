@@ -18,7 +18,7 @@ pub mod dpp;
 pub mod gradient;
 pub mod poisson;
 
-pub use control_variates::ControlVariates;
+pub use control_variates::{ControlVariates, Gathered};
 pub use difference::{DiffEstimator, DiffEval};
 pub use dpp::KDpp;
 pub use gradient::{GradientEstimator, Subsampler};

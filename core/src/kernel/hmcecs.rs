@@ -26,6 +26,7 @@
 use super::{HasPosition, Kernel, Metric, StepInfo};
 use crate::error::Error;
 use crate::estimator::{
+    Gathered,
     BlockPoisson, ControlVariates, DiffEstimator, DiffEval, PoissonEval, PoissonSample,
 };
 use crate::math;
@@ -145,6 +146,7 @@ struct FixedU<'a> {
     kernel: &'a HmcEcs,
     model: &'a dyn DataModel,
     u: &'a Subsample,
+    gathered: Option<&'a Gathered>,
     scratch: core::cell::RefCell<EcsPoint>,
     evals_per_call: u64,
 }
@@ -155,12 +157,14 @@ impl LogDensity for FixedU<'_> {
     }
     fn log_density(&self, theta: &[f64]) -> f64 {
         let mut s = self.scratch.borrow_mut();
-        self.kernel.evaluate(self.model, theta, self.u, &mut s);
+        self.kernel
+            .evaluate_in(self.model, theta, self.u, self.gathered, &mut s);
         finite_or_neg_inf(-s.potential)
     }
     fn log_density_grad(&self, theta: &[f64], grad: &mut [f64]) -> f64 {
         let mut s = self.scratch.borrow_mut();
-        self.kernel.evaluate(self.model, theta, self.u, &mut s);
+        self.kernel
+            .evaluate_in(self.model, theta, self.u, self.gathered, &mut s);
         for (g, x) in grad.iter_mut().zip(&s.grad) {
             *g = -x;
         }
@@ -192,6 +196,8 @@ pub struct HmcEcsState {
     p: Vec<f64>,
     v: Vec<f64>,
     idx_buf: Vec<usize>,
+    /// The subsample's rows in contiguous buffers for the θ-step (GLMs, perturbed estimator).
+    gathered: Gathered,
     /// Acceptance probability of the last u-step.
     pub last_u_accept: f64,
     /// Index of the block the last u-step refreshed (perturbed estimator), −1 if the refresh was
@@ -291,10 +297,13 @@ impl HmcEcs {
             Subsample::Diff(v) => v.len(),
             Subsample::Poisson(p) => p.total(),
         } as u64;
+        let gathered = self.gather(model, st).is_some();
+        let gathered = gathered.then_some(&st.gathered);
         let target = FixedU {
             kernel: self,
             model,
             u: &st.u,
+            gathered,
             scratch: core::cell::RefCell::new(st.prop.clone()),
             evals_per_call: per,
         };
@@ -309,7 +318,7 @@ impl HmcEcs {
         if z.q != st.theta {
             // the estimator's running sums must belong to the new θ
             st.theta.copy_from_slice(&z.q);
-            let e = self.evaluate(model, &st.theta, &st.u, &mut st.point);
+            let e = self.evaluate_in(model, &st.theta, &st.u, gathered, &mut st.point);
             info.lik_evals += e;
             info.grad_evals += e;
         }
@@ -341,14 +350,39 @@ impl HmcEcs {
         u: &Subsample,
         out: &mut EcsPoint,
     ) -> u64 {
+        self.evaluate_in(model, theta, u, None, out)
+    }
+
+    /// Gather the state's subsample for the θ-step (its rows then come from cache at every
+    /// leapfrog step; see [`Gathered`]) and return it, or None where it does not apply (signed
+    /// estimator, models other than GLMs).
+    fn gather<'s>(&self, model: &dyn DataModel, st: &'s mut HmcEcsState) -> Option<&'s Gathered> {
+        let ok = match (&self.estimator, &st.u) {
+            (EcsEstimator::Perturbed(_), Subsample::Diff(idx)) => {
+                self.cv.gather(model, idx, &mut st.gathered)
+            }
+            _ => false,
+        };
+        ok.then_some(&st.gathered)
+    }
+
+    /// [`evaluate`](Self::evaluate) reading the subsample from `gathered` when it holds u.
+    fn evaluate_in(
+        &self,
+        model: &dyn DataModel,
+        theta: &[f64],
+        u: &Subsample,
+        gathered: Option<&Gathered>,
+        out: &mut EcsPoint,
+    ) -> u64 {
         let evals = match (&self.estimator, u, &mut out.eval) {
             (EcsEstimator::Perturbed(e), Subsample::Diff(idx), EcsEval::Diff(ev)) => {
-                e.evaluate(model, &self.cv, theta, idx, true, ev);
+                e.evaluate_gathered(model, &self.cv, theta, idx, gathered, true, ev);
                 idx.len()
             }
             (EcsEstimator::Perturbed(e), Subsample::Diff(idx), slot) => {
                 let mut ev = DiffEval::default();
-                e.evaluate(model, &self.cv, theta, idx, true, &mut ev);
+                e.evaluate_gathered(model, &self.cv, theta, idx, gathered, true, &mut ev);
                 *slot = EcsEval::Diff(ev);
                 idx.len()
             }
@@ -433,6 +467,7 @@ impl HmcEcs {
                 p: vec![0.0; d],
                 v: vec![0.0; d],
                 idx_buf: Vec::new(),
+                gathered: Gathered::default(),
                 last_u_accept: f64::NAN,
                 last_refreshed_block: f64::NAN,
             },
@@ -561,6 +596,24 @@ impl HmcEcs {
         steps: usize,
         v: &mut [f64],
     ) -> (u64, bool) {
+        self.leapfrog_in(model, u, None, theta, p, start, end, eps, steps, v)
+    }
+
+    /// [`leapfrog`](Self::leapfrog) reading the subsample from `gathered` when it holds u.
+    #[allow(clippy::too_many_arguments)]
+    fn leapfrog_in(
+        &self,
+        model: &dyn DataModel,
+        u: &Subsample,
+        gathered: Option<&Gathered>,
+        theta: &mut [f64],
+        p: &mut [f64],
+        start: &EcsPoint,
+        end: &mut EcsPoint,
+        eps: f64,
+        steps: usize,
+        v: &mut [f64],
+    ) -> (u64, bool) {
         let d = theta.len();
         let mut evals = 0u64;
         for i in 0..d {
@@ -571,7 +624,7 @@ impl HmcEcs {
             for i in 0..d {
                 theta[i] += eps * v[i];
             }
-            evals += self.evaluate(model, theta, u, end);
+            evals += self.evaluate_in(model, theta, u, gathered, end);
             if !end.potential.is_finite() || end.grad.iter().any(|g| !g.is_finite()) {
                 return (evals, false);
             }
@@ -637,9 +690,12 @@ impl Kernel<dyn DataModel> for HmcEcs {
         let k0 = self.metric.kinetic(&st.p);
         let mut h0 = st.point.potential + k0;
         st.theta_new.copy_from_slice(&st.theta);
-        let (evals, finite) = self.leapfrog(
+        let gathered = self.gather(target, st).is_some();
+        let gathered = gathered.then_some(&st.gathered);
+        let (evals, finite) = self.leapfrog_in(
             target,
             &st.u,
+            gathered,
             &mut st.theta_new,
             &mut st.p,
             &st.point,

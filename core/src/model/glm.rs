@@ -24,6 +24,19 @@ pub trait GlmFamily: Send + Sync {
     fn value(&self, y: f64, eta: f64) -> f64;
     /// (f, ∂f/∂η).
     fn value_d1(&self, y: f64, eta: f64) -> (f64, f64);
+    /// [`value_d1`](Self::value_d1) for each pair (yᵢ, ηᵢ), into `v` and `d1` (the same bits; one
+    /// call through a `dyn GlmFamily` for many data, so the evaluations overlap).
+    fn value_d1_many(&self, y: &[f64], eta: &[f64], v: &mut [f64], d1: &mut [f64]) {
+        for (((&yi, &e), vi), gi) in y.iter().zip(eta).zip(v.iter_mut()).zip(d1.iter_mut()) {
+            (*vi, *gi) = self.value_d1(yi, e);
+        }
+    }
+    /// [`value`](Self::value) for each pair (yᵢ, ηᵢ), into `v` (the same bits).
+    fn value_many(&self, y: &[f64], eta: &[f64], v: &mut [f64]) {
+        for ((&yi, &e), vi) in y.iter().zip(eta).zip(v.iter_mut()) {
+            *vi = self.value(yi, e);
+        }
+    }
     /// ∂²f/∂η².
     fn d2(&self, y: f64, eta: f64) -> f64;
     /// ∂³f/∂η³ (bounds for SMH-2 and Taylor remainders).
