@@ -26,8 +26,7 @@
 use super::{HasPosition, Kernel, Metric, StepInfo};
 use crate::error::Error;
 use crate::estimator::{
-    Gathered,
-    BlockPoisson, ControlVariates, DiffEstimator, DiffEval, PoissonEval, PoissonSample,
+    BlockPoisson, ControlVariates, DiffEstimator, DiffEval, Gathered, PoissonEval, PoissonSample,
 };
 use crate::math;
 use crate::model::{DataModel, LogDensity};
