@@ -18,3 +18,52 @@ pub trait ParallelFor: Send + Sync {
     /// Threads it uses (for reports).
     fn threads(&self) -> usize;
 }
+
+/// Runs `jobs` jobs that each write `width` numbers (`job(k, out)`, `out` zeroed), through `p`
+/// when given (possibly concurrently), else one after the other, and hands each job's numbers
+/// to `sink` in job order (`sink(k, values)`). The results cannot depend on `p`: a reduction
+/// done in `sink` adds the jobs' partial sums in the same order either way.
+pub fn map_jobs(
+    p: Option<&dyn ParallelFor>,
+    jobs: usize,
+    width: usize,
+    job: &(dyn Fn(usize, &mut [f64]) + Sync),
+    sink: &mut dyn FnMut(usize, &[f64]),
+) {
+    let mut buf = alloc::vec![0.0; width];
+    match p {
+        Some(p) if jobs > 1 => {
+            // Two 32-bit atomics per f64: every target with threads has them (thumbv7em has no
+            // 64-bit atomics); each slot is written by one job and read after all returned.
+            use core::sync::atomic::{AtomicU32, Ordering};
+            let slots: alloc::vec::Vec<AtomicU32> =
+                (0..2 * jobs * width).map(|_| AtomicU32::new(0)).collect();
+            p.for_each(jobs, &|k| {
+                let mut out = alloc::vec![0.0; width];
+                job(k, &mut out);
+                let s = &slots[2 * k * width..2 * (k + 1) * width];
+                for (v, w) in out.iter().zip(s.chunks_exact(2)) {
+                    let b = v.to_bits();
+                    w[0].store((b >> 32) as u32, Ordering::Relaxed);
+                    w[1].store(b as u32, Ordering::Relaxed);
+                }
+            });
+            for k in 0..jobs {
+                let s = &slots[2 * k * width..2 * (k + 1) * width];
+                for (v, w) in buf.iter_mut().zip(s.chunks_exact(2)) {
+                    let hi = u64::from(w[0].load(Ordering::Relaxed));
+                    let lo = u64::from(w[1].load(Ordering::Relaxed));
+                    *v = f64::from_bits((hi << 32) | lo);
+                }
+                sink(k, &buf);
+            }
+        }
+        _ => {
+            for k in 0..jobs {
+                buf.iter_mut().for_each(|v| *v = 0.0);
+                job(k, &mut buf);
+                sink(k, &buf);
+            }
+        }
+    }
+}

@@ -101,3 +101,44 @@ fn batch_gradient_is_the_per_datum_sum_bit_for_bit() {
         }
     }
 }
+
+/// The control variates' full pass (A = Σ∇ℓₖ and B = Σ∇²ℓₖ at the centre, chunk by chunk)
+/// gives the same bits on one thread and on spare threads (several chunks, and one), and
+/// matches the per-datum sums to rounding.
+#[test]
+fn control_variates_on_threads_give_the_same_bits() {
+    use tallmc_core::estimator::ControlVariates;
+    for (n, d) in [(70_001, 7), (9_000, 4)] {
+        let mut one = smh_common::logistic(n, d, 3);
+        let mut many = smh_common::logistic(n, d, 3);
+        Arc::get_mut(&mut many)
+            .expect("fresh model")
+            .set_parallel(Arc::new(Threads::new(3)));
+        let _ = Arc::get_mut(&mut one).expect("fresh model");
+        let centre: Vec<f64> = (0..d).map(|k| 0.05 * k as f64 - 0.1).collect();
+        for order in 0..=2 {
+            let c1 = ControlVariates::new(&*one, &centre, order).unwrap();
+            let c2 = ControlVariates::new(&*many, &centre, order).unwrap();
+            let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(c1.sum_grad()), bits(c2.sum_grad()), "n = {n}: A");
+            assert_eq!(bits(c1.sum_hess()), bits(c2.sum_hess()), "n = {n}: B");
+            // against the per-datum sums
+            let (mut a, mut b) = (vec![0.0; d], vec![0.0; d * d]);
+            for k in 0..n {
+                one.log_lik_grad(&centre, k, &mut a);
+                one.log_lik_hess(&centre, k, &mut b);
+            }
+            for (x, y) in c1
+                .sum_grad()
+                .iter()
+                .zip(&a)
+                .chain(c1.sum_hess().iter().zip(&b))
+            {
+                assert!(
+                    (x - y).abs() <= 1e-9 * (1.0 + y.abs()),
+                    "n = {n}: {x} vs {y}"
+                );
+            }
+        }
+    }
+}

@@ -16,6 +16,7 @@
 
 use crate::error::Error;
 use crate::model::DataModel;
+use crate::parallel::PASS_CHUNK;
 use alloc::vec;
 use alloc::vec::Vec;
 
@@ -89,42 +90,45 @@ impl ControlVariates {
             let mut d1 = vec![0.0; n];
             let mut d2 = vec![0.0; n];
             sum_l = glm.terms_all(centre, &mut eta, &mut l, &mut d1, &mut d2);
-            // A = Σₖ f′ₖ xₖ and the lower triangle of B = Σₖ f″ₖ xₖxₖᵀ, eight rows per sweep
-            // over (i, j): each entry gets the rows' terms in row order, as row by row (the same
-            // bits), with B loaded and stored once per eight rows instead of once per row.
-            const R: usize = 8;
-            let full = n - n % R;
-            for k0 in (0..full).step_by(R) {
-                let r: [&[f64]; R] = core::array::from_fn(|q| design.row(k0 + q));
-                let f1: [f64; R] = core::array::from_fn(|q| d1[k0 + q]);
-                let f2: [f64; R] = core::array::from_fn(|q| d2[k0 + q]);
-                for i in 0..d {
-                    let mut s = a[i];
-                    for q in 0..R {
-                        s += f1[q] * r[q][i];
+            // A = Σₖ f′ₖ xₖ and the lower triangle of B = Σₖ f″ₖ xₖxₖᵀ: each chunk of
+            // `PASS_CHUNK` rows summed from zero in row order, the chunks' sums added in chunk
+            // order (one chunk: the rows straight into A and B), so the bits do not depend on
+            // whether the chunks run on the model's spare threads (`GlmView::parallel`).
+            let chunks = n.div_ceil(PASS_CHUNK);
+            let range = |c: usize| c * PASS_CHUNK..((c + 1) * PASS_CHUNK).min(n);
+            let tri = d * (d + 1) / 2;
+            if chunks <= 1 {
+                add_grad_hess_rows(design, &d1, &d2, 0..n, &mut a, &mut b);
+            } else {
+                let job = |c: usize, out: &mut [f64]| {
+                    let (ac, bc) = out.split_at_mut(d);
+                    let mut full = vec![0.0; d * d];
+                    add_grad_hess_rows(design, &d1, &d2, range(c), ac, &mut full);
+                    let mut t = 0;
+                    for i in 0..d {
+                        bc[t..t + i + 1].copy_from_slice(&full[i * d..i * d + i + 1]);
+                        t += i + 1;
                     }
-                    a[i] = s;
-                    let ri: [f64; R] = core::array::from_fn(|q| f2[q] * r[q][i]);
-                    let bi = &mut b[i * d..i * d + i + 1];
-                    let rj: [&[f64]; R] = core::array::from_fn(|q| &r[q][..=i]);
-                    for (j, bij) in bi.iter_mut().enumerate() {
-                        let mut s = *bij;
-                        for q in 0..R {
-                            s += ri[q] * rj[q][j];
+                };
+                let mut sink = |_: usize, out: &[f64]| {
+                    let (ac, bc) = out.split_at(d);
+                    for (x, y) in a.iter_mut().zip(ac) {
+                        *x += y;
+                    }
+                    let mut t = 0;
+                    for i in 0..d {
+                        for (x, y) in b[i * d..i * d + i + 1].iter_mut().zip(&bc[t..t + i + 1]) {
+                            *x += y;
                         }
-                        *bij = s;
+                        t += i + 1;
                     }
-                }
-            }
-            for k in full..n {
-                let row = design.row(k);
-                for i in 0..d {
-                    a[i] += d1[k] * row[i];
-                    let ri = d2[k] * row[i];
-                    for j in 0..=i {
-                        b[i * d + j] += ri * row[j];
-                    }
-                }
+                };
+                // Partial sums of every chunk in flight at once cost (d + d(d+1)/2)·chunks
+                // numbers: beyond 2²² of them the chunks run one after the other.
+                let p = glm
+                    .parallel()
+                    .filter(|_| chunks.saturating_mul(d + tri) <= 1 << 22);
+                crate::parallel::map_jobs(p, chunks, d + tri, &job, &mut sink);
             }
             for i in 0..d {
                 for j in 0..i {
@@ -541,5 +545,53 @@ impl Gathered {
     /// is not a GLM, or beyond the size limit).
     pub fn is_valid(&self) -> bool {
         self.valid
+    }
+}
+
+/// A += Σₖ f′ₖ xₖ and the lower triangle of B += Σₖ f″ₖ xₖxₖᵀ over `rows`, eight rows per sweep
+/// over (i, j): each entry gets the rows' terms in row order, as row by row (the same bits),
+/// with B loaded and stored once per eight rows instead of once per row.
+fn add_grad_hess_rows(
+    design: &crate::data::Design,
+    d1: &[f64],
+    d2: &[f64],
+    rows: core::ops::Range<usize>,
+    a: &mut [f64],
+    b: &mut [f64],
+) {
+    const R: usize = 8;
+    let d = design.d;
+    let full = rows.start + (rows.len() - rows.len() % R);
+    for k0 in (rows.start..full).step_by(R) {
+        let r: [&[f64]; R] = core::array::from_fn(|q| design.row(k0 + q));
+        let f1: [f64; R] = core::array::from_fn(|q| d1[k0 + q]);
+        let f2: [f64; R] = core::array::from_fn(|q| d2[k0 + q]);
+        for i in 0..d {
+            let mut s = a[i];
+            for q in 0..R {
+                s += f1[q] * r[q][i];
+            }
+            a[i] = s;
+            let ri: [f64; R] = core::array::from_fn(|q| f2[q] * r[q][i]);
+            let bi = &mut b[i * d..i * d + i + 1];
+            let rj: [&[f64]; R] = core::array::from_fn(|q| &r[q][..=i]);
+            for (j, bij) in bi.iter_mut().enumerate() {
+                let mut s = *bij;
+                for q in 0..R {
+                    s += ri[q] * rj[q][j];
+                }
+                *bij = s;
+            }
+        }
+    }
+    for k in full..rows.end {
+        let row = design.row(k);
+        for i in 0..d {
+            a[i] += d1[k] * row[i];
+            let ri = d2[k] * row[i];
+            for j in 0..=i {
+                b[i * d + j] += ri * row[j];
+            }
+        }
     }
 }

@@ -787,6 +787,9 @@ impl<F: GlmFamily> GlmView for Glm<F> {
     fn offset(&self) -> Option<&[f64]> {
         self.offset.as_deref()
     }
+    fn parallel(&self) -> Option<&dyn crate::parallel::ParallelFor> {
+        self.parallel.as_deref()
+    }
     fn terms_all(
         &self,
         theta: &[f64],

@@ -222,6 +222,10 @@ pub trait GlmView: Send + Sync {
     fn offset(&self) -> Option<&[f64]> {
         None
     }
+    /// The threads the model's full-data passes may use (see [`crate::parallel`]), if any.
+    fn parallel(&self) -> Option<&dyn crate::parallel::ParallelFor> {
+        None
+    }
     /// ηᵢ = oᵢ + xᵢᵀθ (xᵢᵀθ summed in index order, then the offset added).
     fn eta(&self, theta: &[f64], i: usize) -> f64 {
         let s = crate::linalg::dot(self.design().row(i), theta);
