@@ -142,3 +142,65 @@ fn control_variates_on_threads_give_the_same_bits() {
         }
     }
 }
+
+/// The mode search's passes over more than one chunk of rows (the whitening's Newton on a
+/// subset of a tall table, and on all of a table) and a whitened model built with threads give
+/// the same bits as on one thread.
+#[test]
+fn mode_search_and_whitening_on_threads_give_the_same_bits() {
+    use tallmc_core::data::DesignSpec;
+    use tallmc_core::optim::{find_mode, find_mode_subset, ModeOptions};
+    use tallmc_core::settings::Settings;
+    let (n, d) = (50_000, 6);
+    let mut one = smh_common::logistic(n, d, 4);
+    let mut many = smh_common::logistic(n, d, 4);
+    Arc::get_mut(&mut many)
+        .expect("fresh model")
+        .set_parallel(Arc::new(Threads::new(3)));
+    let _ = Arc::get_mut(&mut one).expect("fresh model");
+    let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    let subset: Vec<usize> = (0..40_000).map(|k| (k * 7919) % n).collect();
+    let opts = ModeOptions::default();
+    let start = vec![0.0; d];
+    for (r1, r2) in [
+        (
+            find_mode_subset(&*one, &subset, &start, &opts).unwrap(),
+            find_mode_subset(&*many, &subset, &start, &opts).unwrap(),
+        ),
+        (
+            find_mode(&*one, &start, &opts).unwrap(),
+            find_mode(&*many, &start, &opts).unwrap(),
+        ),
+    ] {
+        assert_eq!(bits(&r1.mode), bits(&r2.mode));
+        assert_eq!(bits(&r1.neg_hessian), bits(&r2.neg_hessian));
+        assert_eq!(r1.log_density.to_bits(), r2.log_density.to_bits());
+        assert!(r1.converged && r1.iterations > 1);
+    }
+    // the whitened model of `tallmc run` (built on every core) is the one-thread model
+    let table = tallmc_core::simulate::simulate("logistic", n, d, 5, &Settings::new()).unwrap();
+    let spec = DesignSpec {
+        response: "y".into(),
+        features: None,
+        intercept: true,
+        standardize: false,
+    };
+    let set = Settings::new();
+    let m1 = tallmc_core::registry::build_model("logistic", &table, &spec, &set).unwrap();
+    let m2 = tallmc_core::registry::build_model_on(
+        "logistic",
+        &table,
+        &spec,
+        &set,
+        Arc::new(Threads::new(3)),
+    )
+    .unwrap();
+    let (u1, u2) = (m1.user_map().unwrap(), m2.user_map().unwrap());
+    assert_eq!(bits(u1.shift()), bits(u2.shift()));
+    let z: Vec<f64> = (0..m1.dim()).map(|k| 0.3 - 0.1 * k as f64).collect();
+    let (mut t1, mut t2) = (vec![0.0; z.len()], vec![0.0; z.len()]);
+    u1.to_user(&z, &mut t1);
+    u2.to_user(&z, &mut t2);
+    assert_eq!(bits(&t1), bits(&t2));
+    assert_eq!(m1.log_lik_all(&z).to_bits(), m2.log_lik_all(&z).to_bits());
+}

@@ -191,15 +191,21 @@ pub fn prepare(req: &mut Request) -> Result<Prepared, String> {
         standardize: req.standardize,
     };
     let t_model = Instant::now();
-    let mut model = registry::build_model(&req.model, &table, &spec, &settings)
-        .map_err(|e| describe(&e, req, Some(&settings)))?;
+    // Every core during the build (the whitening's passes), then the cores the chains leave.
+    let build_threads = tallmc_cli::parallel::Threads::new(tallmc_cli::parallel::pass_threads(1));
+    let mut model = registry::build_model_on(
+        &req.model,
+        &table,
+        &spec,
+        &settings,
+        Arc::new(build_threads),
+    )
+    .map_err(|e| describe(&e, req, Some(&settings)))?;
     let model_seconds = t_model.elapsed().as_secs_f64();
     drop(table);
     let threads = tallmc_cli::parallel::pass_threads(req.chains);
-    if threads > 1 {
-        if let Some(m) = Arc::get_mut(&mut model) {
-            m.set_parallel(Arc::new(tallmc_cli::parallel::Threads::new(threads)));
-        }
+    if let Some(m) = Arc::get_mut(&mut model) {
+        m.set_parallel(Arc::new(tallmc_cli::parallel::Threads::new(threads)));
     }
     let n = model.n();
     let t_build = Instant::now();

@@ -93,7 +93,7 @@ impl ControlVariates {
             // A = Σₖ f′ₖ xₖ and the lower triangle of B = Σₖ f″ₖ xₖxₖᵀ: each chunk of
             // `PASS_CHUNK` rows summed from zero in row order, the chunks' sums added in chunk
             // order (one chunk: the rows straight into A and B), so the bits do not depend on
-            // whether the chunks run on the model's spare threads (`GlmView::parallel`).
+            // whether the chunks run on the model's spare threads (`DataModel::parallel`).
             let chunks = n.div_ceil(PASS_CHUNK);
             let range = |c: usize| c * PASS_CHUNK..((c + 1) * PASS_CHUNK).min(n);
             let tri = d * (d + 1) / 2;
@@ -125,7 +125,7 @@ impl ControlVariates {
                 };
                 // Partial sums of every chunk in flight at once cost (d + d(d+1)/2)·chunks
                 // numbers: beyond 2²² of them the chunks run one after the other.
-                let p = glm
+                let p = model
                     .parallel()
                     .filter(|_| chunks.saturating_mul(d + tri) <= 1 << 22);
                 crate::parallel::map_jobs(p, chunks, d + tri, &job, &mut sink);

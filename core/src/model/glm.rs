@@ -766,6 +766,9 @@ impl<F: GlmFamily> DataModel for Glm<F> {
     fn set_parallel(&mut self, parallel: alloc::sync::Arc<dyn crate::parallel::ParallelFor>) {
         self.parallel = Some(parallel);
     }
+    fn parallel(&self) -> Option<&dyn crate::parallel::ParallelFor> {
+        self.parallel.as_deref()
+    }
     fn as_glm(&self) -> Option<&dyn GlmView> {
         Some(self)
     }
@@ -786,9 +789,6 @@ impl<F: GlmFamily> GlmView for Glm<F> {
     }
     fn offset(&self) -> Option<&[f64]> {
         self.offset.as_deref()
-    }
-    fn parallel(&self) -> Option<&dyn crate::parallel::ParallelFor> {
-        self.parallel.as_deref()
     }
     fn terms_all(
         &self,

@@ -185,6 +185,11 @@ pub trait DataModel: Send + Sync {
     fn set_parallel(&mut self, parallel: alloc::sync::Arc<dyn crate::parallel::ParallelFor>) {
         let _ = parallel;
     }
+    /// The threads set by [`set_parallel`](DataModel::set_parallel), if any (passes outside the
+    /// model, such as the control variates' and the mode search's, share them out the same way).
+    fn parallel(&self) -> Option<&dyn crate::parallel::ParallelFor> {
+        None
+    }
 
     /// Whether draws are reported on another scale than the chain's position (time-series
     /// models report natural parameters such as σ where the samplers move log σ). When true,
@@ -220,10 +225,6 @@ pub trait GlmView: Send + Sync {
     fn family(&self) -> &dyn GlmFamily;
     /// Per-row offsets oᵢ of the linear predictor ηᵢ = oᵢ + xᵢᵀθ (a whitened GLM's; None: 0).
     fn offset(&self) -> Option<&[f64]> {
-        None
-    }
-    /// The threads the model's full-data passes may use (see [`crate::parallel`]), if any.
-    fn parallel(&self) -> Option<&dyn crate::parallel::ParallelFor> {
         None
     }
     /// ηᵢ = oᵢ + xᵢᵀθ (xᵢᵀθ summed in index order, then the offset added).

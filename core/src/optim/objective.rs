@@ -2,6 +2,7 @@
 
 use crate::error::Error;
 use crate::model::DataModel;
+use crate::parallel::{map_jobs, PASS_CHUNK};
 use alloc::vec;
 use alloc::vec::Vec;
 
@@ -78,6 +79,17 @@ impl<'a> Objective<'a> {
         self.lik_evals += self.m;
         let ll = match self.subset {
             None => self.model.log_lik_all(theta),
+            Some(idx) if idx.len() > PASS_CHUNK => {
+                let mut s = 0.0;
+                let job = |c: usize, out: &mut [f64]| {
+                    out[0] = self.model.log_lik_sum(theta, &idx[chunk(c, idx.len())]);
+                };
+                let jobs = idx.len().div_ceil(PASS_CHUNK);
+                map_jobs(self.model.parallel(), jobs, 1, &job, &mut |_, out| {
+                    s += out[0]
+                });
+                self.scale * s
+            }
             Some(idx) => self.scale * self.model.log_lik_sum(theta, idx),
         };
         lp + ll
@@ -94,6 +106,28 @@ impl<'a> Objective<'a> {
         self.grad_evals += self.m;
         let ll = match self.subset {
             None => self.model.log_lik_grad_all(theta, grad),
+            Some(idx) if idx.len() > PASS_CHUNK => {
+                let (d, mut s) = (self.tmp.len(), 0.0);
+                let tmp = &mut self.tmp;
+                tmp.iter_mut().for_each(|g| *g = 0.0);
+                let job = |c: usize, out: &mut [f64]| {
+                    let (v, g) = out.split_at_mut(1);
+                    v[0] = self
+                        .model
+                        .log_lik_grad_batch(theta, &idx[chunk(c, idx.len())], g);
+                };
+                let jobs = idx.len().div_ceil(PASS_CHUNK);
+                map_jobs(self.model.parallel(), jobs, 1 + d, &job, &mut |_, out| {
+                    s += out[0];
+                    for (t, v) in tmp.iter_mut().zip(&out[1..]) {
+                        *t += v;
+                    }
+                });
+                for (g, t) in grad.iter_mut().zip(&self.tmp) {
+                    *g += self.scale * t;
+                }
+                self.scale * s
+            }
             Some(idx) => {
                 self.tmp.iter_mut().for_each(|g| *g = 0.0);
                 let s = self.model.log_lik_grad_batch(theta, idx, &mut self.tmp);
@@ -112,21 +146,44 @@ impl<'a> Objective<'a> {
         a.iter_mut().for_each(|v| *v = 0.0);
         self.model.log_prior_hess(theta, a);
         self.hess_evals += self.m;
+        // More than one chunk of rows: each chunk's Hessian from zero, the chunks added in
+        // order (on the model's threads when it has them; the same bits either way).
+        let count = self.subset.map_or(self.model.n(), <[usize]>::len);
+        let row = |q: usize| self.subset.map_or(q, |idx| idx[q]);
+        let chunked = |out: &mut [f64]| {
+            let job = |c: usize, h: &mut [f64]| {
+                let r = chunk(c, count);
+                self.model
+                    .log_lik_hess_rows(theta, &|q| row(r.start + q), r.len(), h);
+            };
+            let mut sink = |_: usize, h: &[f64]| {
+                for (v, t) in out.iter_mut().zip(h) {
+                    *v += t;
+                }
+            };
+            let jobs = count.div_ceil(PASS_CHUNK);
+            map_jobs(self.model.parallel(), jobs, d * d, &job, &mut sink);
+        };
         match self.subset {
+            None if count > PASS_CHUNK => chunked(a),
             None => {
                 self.model
                     .log_lik_hess_rows(theta, &|q| q, self.model.n(), a);
             }
             Some(idx) => {
-                if self.tmp_h.len() != d * d {
-                    self.tmp_h = vec![0.0; d * d];
+                let mut tmp_h = core::mem::take(&mut self.tmp_h);
+                tmp_h.clear();
+                tmp_h.resize(d * d, 0.0);
+                if count > PASS_CHUNK {
+                    chunked(&mut tmp_h);
+                } else {
+                    self.model
+                        .log_lik_hess_rows(theta, &|q| idx[q], idx.len(), &mut tmp_h);
                 }
-                self.tmp_h.iter_mut().for_each(|v| *v = 0.0);
-                self.model
-                    .log_lik_hess_rows(theta, &|q| idx[q], idx.len(), &mut self.tmp_h);
-                for (v, t) in a.iter_mut().zip(&self.tmp_h) {
+                for (v, t) in a.iter_mut().zip(&tmp_h) {
                     *v += self.scale * t;
                 }
+                self.tmp_h = tmp_h;
             }
         }
         for r in 0..d {
@@ -138,4 +195,9 @@ impl<'a> Objective<'a> {
             }
         }
     }
+}
+
+/// Rows of chunk `c` of a pass over `count` rows ([`PASS_CHUNK`] each, the last one short).
+fn chunk(c: usize, count: usize) -> core::ops::Range<usize> {
+    c * PASS_CHUNK..((c + 1) * PASS_CHUNK).min(count)
 }

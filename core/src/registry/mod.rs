@@ -45,7 +45,20 @@ pub fn build_model(
     design: &crate::data::DesignSpec,
     settings: &Settings,
 ) -> Result<Arc<dyn DataModel>, Error> {
-    models::build(name, table, design, settings)
+    models::build(name, table, design, settings, None)
+}
+
+/// [`build_model`] with the model's set-up passes (a GLM's whitening: the mode search and its
+/// Hessian) and later full-data passes split through `parallel` (a host with threads; chunked
+/// sums, so the model is the same whatever the threads).
+pub fn build_model_on(
+    name: &str,
+    table: &Table,
+    design: &crate::data::DesignSpec,
+    settings: &Settings,
+    parallel: Arc<dyn crate::parallel::ParallelFor>,
+) -> Result<Arc<dyn DataModel>, Error> {
+    models::build(name, table, design, settings, Some(parallel))
 }
 
 /// Build a chain for `model`. The starting point is drawn from `rng` (the chain's own stream),

@@ -317,8 +317,16 @@ pub fn pmf_from_table(
     )
 }
 
-/// Apply the `reparam` setting to a GLM ([`Glm::whiten`] under `auto`).
-fn reparametrise<F: crate::model::GlmFamily>(glm: Glm<F>, mode: ReparamMode) -> Glm<F> {
+/// Apply the `reparam` setting to a GLM ([`Glm::whiten`] under `auto`), its passes on
+/// `parallel` when given.
+fn reparametrise<F: crate::model::GlmFamily>(
+    mut glm: Glm<F>,
+    mode: ReparamMode,
+    parallel: &Option<Arc<dyn crate::parallel::ParallelFor>>,
+) -> Glm<F> {
+    if let Some(p) = parallel {
+        glm.set_parallel(p.clone());
+    }
     match mode {
         ReparamMode::Auto => glm.whiten(),
         ReparamMode::None => glm.not_whitened("reparam=none"),
@@ -327,12 +335,14 @@ fn reparametrise<F: crate::model::GlmFamily>(glm: Glm<F>, mode: ReparamMode) -> 
 
 /// Build model `name` from `table`; model options come from `settings` (keys read are marked
 /// used). Time-series models (`lgssm`, `sv`, `garch`) read one column (see
-/// [`SeriesModel::from_table`]). Unknown names give [`Error::Unknown`].
+/// [`SeriesModel::from_table`]). Unknown names give [`Error::Unknown`]. A GLM's whitening
+/// (and later its full-data passes) run on `parallel` when given.
 pub fn build(
     name: &str,
     table: &Table,
     design: &DesignSpec,
     settings: &Settings,
+    parallel: Option<Arc<dyn crate::parallel::ParallelFor>>,
 ) -> Result<Arc<dyn DataModel>, Error> {
     match name {
         "logistic" => {
@@ -340,14 +350,22 @@ pub fn build(
             let mode = ReparamMode::from_settings(settings)?;
             let d = regression_design(table, design)?;
             check_binary(&d, &design.response)?;
-            Ok(Arc::new(reparametrise(Glm::new(d, Logistic, prior), mode)))
+            Ok(Arc::new(reparametrise(
+                Glm::new(d, Logistic, prior),
+                mode,
+                &parallel,
+            )))
         }
         "poisson" => {
             let prior = Prior::from_settings(settings)?;
             let mode = ReparamMode::from_settings(settings)?;
             let d = regression_design(table, design)?;
             check_counts(&d, &design.response)?;
-            Ok(Arc::new(reparametrise(Glm::new(d, Poisson, prior), mode)))
+            Ok(Arc::new(reparametrise(
+                Glm::new(d, Poisson, prior),
+                mode,
+                &parallel,
+            )))
         }
         "linear" => {
             let prior = Prior::from_settings(settings)?;
@@ -378,6 +396,7 @@ pub fn build(
                 Ok(Arc::new(reparametrise(
                     Glm::new(d, GaussianNoise { sd }, prior),
                     mode,
+                    &parallel,
                 )))
             }
         }
@@ -390,6 +409,7 @@ pub fn build(
             Ok(Arc::new(reparametrise(
                 Glm::new(d, StudentT { nu, scale }, prior),
                 mode,
+                &parallel,
             )))
         }
         "gmm" => {

@@ -252,7 +252,16 @@ pub fn run(a: &RunArgs) -> Result<(), CliError> {
     // and pilot runs) can take a while at large d: a spinner says so on a terminal from here
     // until chain 0 is built.
     let spinner = setup_spinner(&a.sampler, None);
-    let model = registry::build_model(&a.model, &table, &spec, &settings);
+    // Every core during the build (nothing else runs yet: the whitening's mode search and
+    // Hessian split their chunks), then the cores left over by the chains.
+    let cores = tallmc_cli::parallel::pass_threads(1);
+    let model = registry::build_model_on(
+        &a.model,
+        &table,
+        &spec,
+        &settings,
+        std::sync::Arc::new(tallmc_cli::parallel::Threads::new(cores)),
+    );
     if model.is_err() {
         spinner.finish_and_clear();
     }
@@ -260,12 +269,10 @@ pub fn run(a: &RunArgs) -> Result<(), CliError> {
     let model_seconds = t_model.elapsed().as_secs_f64();
     // Cores beyond one per chain split each full-data pass (bit-identical results).
     let pass_threads = tallmc_cli::parallel::pass_threads(a.chains);
-    if pass_threads > 1 {
-        if let Some(m) = std::sync::Arc::get_mut(&mut model) {
-            m.set_parallel(std::sync::Arc::new(tallmc_cli::parallel::Threads::new(
-                pass_threads,
-            )));
-        }
+    if let Some(m) = std::sync::Arc::get_mut(&mut model) {
+        m.set_parallel(std::sync::Arc::new(tallmc_cli::parallel::Threads::new(
+            pass_threads,
+        )));
     }
     let n = model.n();
     let table_columns = table.names.len();
