@@ -58,13 +58,14 @@ def machine():
     return f"{model}, {cores} cores{mem}, {platform.system()} {platform.release()}", load
 
 
-def min_bulk_ess(draws):
+def min_bulk_ess(draws, method="bulk"):
     """Smallest bulk ESS over parameters of one chain's draws (draws × params), by ArviZ 0.23.4:
-    the definition of tallmc's run.json min_ess_bulk (core/src/diag reproduces az.ess to rounding)."""
+    the definition of tallmc's run.json min_ess_bulk (core/src/diag reproduces az.ess to rounding).
+    method="tail": the tail ESS (run.json min_ess_tail)."""
     import arviz as az
 
     ds = az.convert_to_dataset({"x": np.asarray(draws, dtype=np.float64)[None, :, :]})
-    return float(np.min(az.ess(ds, method="bulk")["x"].values))
+    return float(np.min(az.ess(ds, method=method)["x"].values))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -98,6 +99,7 @@ def run_tallmc(exe, data, out, sampler, warmup, draws, sets):
         "ksd": ksd,
         "model_build": build,
         "min_ess": rj["min_ess_bulk"],
+        "min_ess_tail": rj["min_ess_tail"],
         "draws": draws,
         "resolved": ch.get("resolved", {}),
         "accept": rj.get("mean_accept_prob"),
@@ -186,12 +188,14 @@ def run_numpyro(X, y):
         draws = np.asarray(jax.block_until_ready(mcmc.get_samples()["theta"]))
         secs = time.perf_counter() - t
         ess = min_bulk_ess(draws)
+        ess_tail = min_bulk_ess(draws, "tail")
         ex = mcmc.get_extra_fields()
         # accept_prob: the MH step of the subsample indices u; hmc_state.*: the NUTS step of θ.
         acc_u = float(np.mean(ex["accept_prob"]))
         acc = float(np.mean(ex["hmc_state.accept_prob"]))
         steps = float(np.mean(ex["hmc_state.num_steps"]))
-        runs.append({"seconds": secs, "min_ess": ess, "accept": acc, "accept_u": acc_u,
+        runs.append({"seconds": secs, "min_ess": ess, "min_ess_tail": ess_tail,
+                     "accept": acc, "accept_u": acc_u,
                      "steps": steps, "mean": draws.mean(axis=0)})
         log(f"NumPyro HMCECS run {i + 1}: {secs:.2f} s, min bulk ESS {ess:.0f}, NUTS accept "
             f"{acc:.2f}, mean leapfrog steps {steps:.1f}, u accept {acc_u:.2f}")
@@ -272,6 +276,10 @@ def main():
                     HMCECS_WARMUP, HMCECS_DRAWS, [f"m={HMCECS_M}"])
     log(f"tallmc hmc-ecs: chains {th['chains']:.2f} s, total {th['total']:.2f} s, "
         f"min ESS {th['min_ess']:.0f} (ArviZ on draws.csv: {th['min_ess_arviz']:.0f})")
+    tn = run_tallmc(args.tallmc, args.data, os.path.join(args.out, "tallmc-hmc-ecs-nuts"), "hmc-ecs",
+                    HMCECS_WARMUP, HMCECS_DRAWS, [f"m={HMCECS_M}", "trajectory=nuts"])
+    log(f"tallmc hmc-ecs trajectory=nuts: chains {tn['chains']:.2f} s, total {tn['total']:.2f} s, "
+        f"min ESS {tn['min_ess']:.0f}")
     ts = run_tallmc(args.tallmc, args.data, os.path.join(args.out, "tallmc-sgld"), "sgld", 0,
                     SGLD_ITERS, [f"batch_size={SGLD_BATCH}"])
     log(f"tallmc sgld: chains {ts['chains']:.2f} s, total {ts['total']:.2f} s")
@@ -323,6 +331,15 @@ def main():
           f"{npy['map_seconds']:.1f} s + first run with JIT compile {r1['seconds']:.1f} s "
           f"(min ESS {fmt(r1['min_ess'])}) = {np_proc:.1f} s → {np_proc_ess_s:.1f} ESS/s "
           f"| {tm_proc_ess_s:.1f} ESS/s | {tm_proc_ess_s / np_proc_ess_s:.1f}× |")
+    tn_ess_s = tn["min_ess"] / tn["chains"]
+    print(f"| HMC-ECS as in the first row, tallmc with NUTS inside (`--set trajectory=nuts`) "
+          f"| as in the first row: {np_ess_s:.1f} ESS/s | chains {tn['chains']:.2f} s (sampling "
+          f"{tn['sampling']:.3f} s), min ESS {fmt(tn['min_ess'])} → {fmt(tn_ess_s)} ESS/s "
+          f"| {tn_ess_s / np_ess_s:.1f}× on chain time |")
+    # The same ratios on min(bulk, tail) ESS: a draw's tail quantiles mix more slowly than its
+    # mean when trajectories are antithetic (NUTS), so the bulk ESS alone flatters them.
+    both = lambda r: min(r["min_ess"], r["min_ess_tail"])
+    np_both_s = both(r2) / r2["seconds"]
     print(f"| SGLD, batch {fmt(SGLD_BATCH)}, {fmt(SGLD_ITERS)} iterations | BlackJAX SGLD in `lax.scan`: {bjx['seconds']:.2f} s → {fmt(bj_its)} it/s "
           f"(first call with compile {bjx['with_compile']:.2f} s) | chains {ts['chains']:.2f} s → "
           f"{fmt(tm_its)} it/s (sampling alone {fmt(tm_its_sampling)} it/s; whole process "
@@ -341,7 +358,13 @@ def main():
           f"{r2['steps']:.1f} (u-block accept {r2['accept_u']:.2f}). tallmc sgld {ts['chains']:.4f} s, "
           f"BlackJAX {bjx['seconds']:.4f} s. Posterior means, largest "
           f"|tallmc − NumPyro| / tallmc sd: {posterior_gap(args.out, r2):.2f}.")
+    print(f"Tail ESS (min over coefficients): tallmc {fmt(th['min_ess_tail'])} (static L), "
+          f"{fmt(tn['min_ess_tail'])} (NUTS inside), NumPyro {fmt(r2['min_ess_tail'])}. On min(bulk, tail) "
+          f"ESS per second of chain time: tallmc {both(th) / th['chains'] / np_both_s:.1f}× (static L), "
+          f"{both(tn) / tn['chains'] / np_both_s:.1f}× (NUTS inside); whole process "
+          f"{both(th) / th['process'] / np_both_s:.1f}×.")
     print(f"Commands: tallmc {th['cmd']}")
+    print(f"          tallmc {tn['cmd']}")
     print(f"          tallmc {ts['cmd']}")
 
 
