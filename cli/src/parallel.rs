@@ -42,6 +42,28 @@ impl ParallelFor for Threads {
     fn threads(&self) -> usize {
         self.threads
     }
+    fn for_each_piece(&self, data: &mut [f64], len: usize, f: &(dyn Fn(usize, &mut [f64]) + Sync)) {
+        // The pieces dealt out in turn to the threads: each thread owns its pieces (no sharing).
+        let mut groups: Vec<Vec<(usize, &mut [f64])>> =
+            (0..self.threads).map(|_| Vec::new()).collect();
+        for (k, piece) in data.chunks_mut(len.max(1)).enumerate() {
+            groups[k % self.threads].push((k, piece));
+        }
+        std::thread::scope(|s| {
+            let mut groups = groups.into_iter();
+            let own = groups.next().unwrap_or_default();
+            for g in groups.filter(|g| !g.is_empty()) {
+                s.spawn(move || {
+                    for (k, piece) in g {
+                        f(k, piece);
+                    }
+                });
+            }
+            for (k, piece) in own {
+                f(k, piece);
+            }
+        });
+    }
 }
 
 /// Threads per full-data pass when `chains` chains run at once, one thread each: the cores left

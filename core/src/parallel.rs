@@ -17,6 +17,31 @@ pub trait ParallelFor: Send + Sync {
     fn for_each(&self, jobs: usize, f: &(dyn Fn(usize) + Sync));
     /// Threads it uses (for reports).
     fn threads(&self) -> usize;
+    /// Call `f(k, piece)` for every piece k of `data` cut into pieces of `len` values (the last
+    /// one shorter), in any order and possibly concurrently: for passes that write every row
+    /// (each piece is one job's alone). The default runs them one after the other.
+    fn for_each_piece(&self, data: &mut [f64], len: usize, f: &(dyn Fn(usize, &mut [f64]) + Sync)) {
+        for (k, piece) in data.chunks_mut(len.max(1)).enumerate() {
+            f(k, piece);
+        }
+    }
+}
+
+/// [`ParallelFor::for_each_piece`] through `p` when given, else one piece after the other.
+pub fn for_each_piece(
+    p: Option<&dyn ParallelFor>,
+    data: &mut [f64],
+    len: usize,
+    f: &(dyn Fn(usize, &mut [f64]) + Sync),
+) {
+    match p {
+        Some(p) => p.for_each_piece(data, len, f),
+        None => {
+            for (k, piece) in data.chunks_mut(len.max(1)).enumerate() {
+                f(k, piece);
+            }
+        }
+    }
 }
 
 /// Runs `jobs` jobs that each write `width` numbers (`job(k, out)`, `out` zeroed), through `p`

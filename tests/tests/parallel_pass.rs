@@ -204,3 +204,24 @@ fn mode_search_and_whitening_on_threads_give_the_same_bits() {
     assert_eq!(bits(&t1), bits(&t2));
     assert_eq!(m1.log_lik_all(&z).to_bits(), m2.log_lik_all(&z).to_bits());
 }
+
+/// `for_each_piece` on threads hands every piece to exactly one job, with its index, the last
+/// piece short; the results are those of the one-thread default.
+#[test]
+fn pieces_on_threads_are_each_visited_once() {
+    use tallmc_core::parallel::ParallelFor;
+    for (n, len, threads) in [(100, 7, 3), (5, 10, 4), (0, 3, 2), (64, 16, 4)] {
+        let mut a = vec![-1.0; n];
+        let mut b = vec![-1.0; n];
+        let job = |k: usize, piece: &mut [f64]| {
+            for (j, v) in piece.iter_mut().enumerate() {
+                *v += 1.0 + (k * len + j) as f64;
+            }
+        };
+        Threads::new(threads).for_each_piece(&mut a, len, &job);
+        tallmc_core::parallel::for_each_piece(None, &mut b, len, &job);
+        let want: Vec<f64> = (0..n).map(|i| i as f64).collect();
+        assert_eq!(a, want, "n {n}, len {len}, threads {threads}");
+        assert_eq!(b, want);
+    }
+}

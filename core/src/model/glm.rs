@@ -310,14 +310,25 @@ impl<F: GlmFamily> Glm<F> {
                 return self;
             }
         };
-        let mut offset = Vec::with_capacity(n);
-        for row in self.design.x.chunks_exact_mut(d.max(1)) {
-            offset.push(row.iter().zip(&w.mode.mode).map(|(a, b)| a * b).sum());
-            w.map.grad_to_sampler(row);
-        }
-        if d == 0 {
-            // no columns: no rows were visited above, and every offset is 0
-            offset = vec![0.0; n];
+        // Row by row (the same bits on any number of threads): oᵢ = xᵢᵀθ̂, then xᵢ ← the
+        // sampler's coordinates, the rows of a chunk on one thread. No columns: every oᵢ is 0.
+        let mut offset = vec![0.0; n];
+        if d > 0 {
+            use crate::parallel::{for_each_piece, PASS_CHUNK};
+            let p = self.parallel.as_deref();
+            let (x, mode) = (&self.design.x, &w.mode.mode);
+            for_each_piece(p, &mut offset, PASS_CHUNK, &|k, o| {
+                for (j, v) in o.iter_mut().enumerate() {
+                    let row = &x[(k * PASS_CHUNK + j) * d..][..d];
+                    *v = row.iter().zip(mode).map(|(a, b)| a * b).sum();
+                }
+            });
+            let map = &w.map;
+            for_each_piece(p, &mut self.design.x, PASS_CHUNK * d, &|_, rows| {
+                for row in rows.chunks_exact_mut(d) {
+                    map.grad_to_sampler(row);
+                }
+            });
         }
         let note = if d == 0 {
             String::from("no parameters")
