@@ -365,7 +365,8 @@ fn inefficiency_factor_on_ar1() {
     }
 }
 
-/// The θ-step's gathered subsample (`ControlVariates::gather`, `diffs_gathered`) gives the
+/// The θ-step's gathered subsample (`ControlVariates::gather`, `diffs_gathered`, and
+/// `diffs_gathered_at` for a mini-batch inside it) gives the
 /// same bits as reading the rows through the indices: plain and whitened (offset) logistic
 /// and linear models, orders 0–2, with and without gradients; after a block of indices is
 /// replaced, after the centre moves, and when the buffers are stale (not gathered again) or do
@@ -415,6 +416,19 @@ fn g_gathered_subsample_gives_the_same_bits() {
                     cv.diffs_gathered(m, &theta, &idx, &g, &mut d1, &mut []);
                     assert_eq!(bits(&d0), bits(&d1), "{what}: differences without gradient");
                     assert!(d0.iter().all(|v| v.is_finite()), "{what}");
+                    // a mini-batch inside the gathered indices (the signed estimator's)
+                    let sub = &idx[90..120];
+                    let (mut d2, mut g2) = (vec![0.0; 30], vec![0.0; 30 * d]);
+                    cv.diffs_gathered_at(m, &theta, sub, &g, 90, &mut d2, &mut g2);
+                    assert_eq!(bits(&d0[90..120]), bits(&d2), "{what}: mini-batch");
+                    assert_eq!(bits(&g0[90 * d..120 * d]), bits(&g2), "{what}: mini-batch");
+                    // at the wrong position the indices do not match: read directly
+                    cv.diffs_gathered_at(m, &theta, sub, &g, 91, &mut d2, &mut g2);
+                    assert_eq!(
+                        bits(&d0[90..120]),
+                        bits(&d2),
+                        "{what}: misplaced mini-batch"
+                    );
                 }
             }
         }

@@ -328,6 +328,25 @@ impl ControlVariates {
         dout: &mut [f64],
         gout: &mut [f64],
     ) {
+        if g.idx.len() != idx.len() {
+            return self.diffs(model, theta, idx, dout, gout);
+        }
+        self.diffs_gathered_at(model, theta, idx, g, 0, dout, gout);
+    }
+
+    /// [`diffs_gathered`](Self::diffs_gathered) for `idx` held by `g` from its position `start`
+    /// on (a mini-batch of a gathered product of the block-Poisson estimator).
+    #[allow(clippy::too_many_arguments)]
+    pub fn diffs_gathered_at(
+        &self,
+        model: &dyn DataModel,
+        theta: &[f64],
+        idx: &[usize],
+        g: &Gathered,
+        start: usize,
+        dout: &mut [f64],
+        gout: &mut [f64],
+    ) {
         let d = self.d;
         let with_grad = !gout.is_empty();
         let fits = g.valid
@@ -335,7 +354,7 @@ impl ControlVariates {
             && theta.len() == d
             && model.n() == self.n
             && model.dim() == d
-            && g.idx == idx
+            && g.idx.get(start..start.saturating_add(idx.len())) == Some(idx)
             && g.centre == self.centre
             && dout.len() >= idx.len()
             && (!with_grad || gout.len() >= idx.len() * d);
@@ -348,10 +367,11 @@ impl ControlVariates {
         // index order, as `dot`), the family's values in one call, then the differences.
         const R: usize = 8;
         let m = idx.len();
+        let (rows, all_terms) = (&g.rows[start * d..], &g.terms[start..]);
         let (mut ys, mut es, mut vs, mut f1s) = ([0.0; R], [0.0; R], [0.0; R], [0.0; R]);
         for s0 in (0..m).step_by(R) {
             let len = R.min(m - s0);
-            let row = |j: usize| &g.rows[(s0 + j) * d..(s0 + j + 1) * d];
+            let row = |j: usize| &rows[(s0 + j) * d..(s0 + j + 1) * d];
             if len == R {
                 let r: [&[f64]; R] = core::array::from_fn(row);
                 let mut acc = [0.0f64; R];
@@ -366,7 +386,7 @@ impl ControlVariates {
                     *e = crate::linalg::dot(row(j), theta);
                 }
             }
-            let terms = &g.terms[s0..s0 + len];
+            let terms = &all_terms[s0..s0 + len];
             for ((y, e), t) in ys.iter_mut().zip(es.iter_mut()).zip(terms) {
                 *y = t[0];
                 if g.has_offset {

@@ -119,6 +119,7 @@ impl BlockPoisson {
         PoissonSample { products }
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn eval_product(
         &self,
         model: &dyn DataModel,
@@ -126,6 +127,7 @@ impl BlockPoisson {
         theta: &[f64],
         l: usize,
         idx: &[usize],
+        gathered: Option<&super::Gathered>,
         out: &mut PoissonEval,
     ) {
         let d = out.d;
@@ -146,7 +148,12 @@ impl BlockPoisson {
         gbuf.resize(if out.has_grad { m * d } else { 0 }, 0.0);
         for h in 0..x {
             let batch = &idx[h * m..(h + 1) * m];
-            cv.diffs(model, theta, batch, &mut dbuf, &mut gbuf);
+            match gathered {
+                Some(g) => {
+                    cv.diffs_gathered_at(model, theta, batch, g, h * m, &mut dbuf, &mut gbuf)
+                }
+                None => cv.diffs(model, theta, batch, &mut dbuf, &mut gbuf),
+            }
             let dhat = nm * dbuf.iter().sum::<f64>();
             let t = dhat - self.a;
             logabs += math::ln(math::abs(t)) - ln_lambda;
@@ -194,6 +201,22 @@ impl BlockPoisson {
         with_grad: bool,
         out: &mut PoissonEval,
     ) {
+        self.evaluate_gathered(model, cv, theta, u, &[], with_grad, out);
+    }
+
+    /// [`evaluate`](Self::evaluate), reading product l from `gathered[l]` when it holds that
+    /// product's indices (see [`Gathered`](super::Gathered); the same bits either way).
+    #[allow(clippy::too_many_arguments)]
+    pub fn evaluate_gathered(
+        &self,
+        model: &dyn DataModel,
+        cv: &ControlVariates,
+        theta: &[f64],
+        u: &PoissonSample,
+        gathered: &[super::Gathered],
+        with_grad: bool,
+        out: &mut PoissonEval,
+    ) {
         let d = theta.len();
         out.d = d;
         out.has_grad = with_grad;
@@ -224,7 +247,7 @@ impl BlockPoisson {
             cv.proxy_sum(theta, None)
         };
         for (l, p) in u.products.iter().enumerate() {
-            self.eval_product(model, cv, theta, l, p, out);
+            self.eval_product(model, cv, theta, l, p, gathered.get(l), out);
         }
         self.finish(out);
     }
@@ -254,7 +277,7 @@ impl BlockPoisson {
             out.log_abs = f64::NAN;
             return;
         }
-        self.eval_product(model, cv, theta, l, new_idx, out);
+        self.eval_product(model, cv, theta, l, new_idx, None, out);
         self.finish(out);
     }
 }

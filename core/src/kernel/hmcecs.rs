@@ -145,7 +145,7 @@ struct FixedU<'a> {
     kernel: &'a HmcEcs,
     model: &'a dyn DataModel,
     u: &'a Subsample,
-    gathered: Option<&'a Gathered>,
+    gathered: &'a [Gathered],
     scratch: core::cell::RefCell<EcsPoint>,
     evals_per_call: u64,
 }
@@ -195,8 +195,9 @@ pub struct HmcEcsState {
     p: Vec<f64>,
     v: Vec<f64>,
     idx_buf: Vec<usize>,
-    /// The subsample's rows in contiguous buffers for the θ-step (GLMs, perturbed estimator).
-    gathered: Gathered,
+    /// The subsample's rows in contiguous buffers for the θ-step (GLMs): one for the perturbed
+    /// estimator's u, one per product for the signed one's.
+    gathered: Vec<Gathered>,
     /// Acceptance probability of the last u-step.
     pub last_u_accept: f64,
     /// Index of the block the last u-step refreshed (perturbed estimator), −1 if the refresh was
@@ -296,8 +297,8 @@ impl HmcEcs {
             Subsample::Diff(v) => v.len(),
             Subsample::Poisson(p) => p.total(),
         } as u64;
-        let gathered = self.gather(model, st).is_some();
-        let gathered = gathered.then_some(&st.gathered);
+        let n_gathered = self.gather(model, st);
+        let gathered = &st.gathered[..n_gathered];
         let target = FixedU {
             kernel: self,
             model,
@@ -349,20 +350,27 @@ impl HmcEcs {
         u: &Subsample,
         out: &mut EcsPoint,
     ) -> u64 {
-        self.evaluate_in(model, theta, u, None, out)
+        self.evaluate_in(model, theta, u, &[], out)
     }
 
     /// Gather the state's subsample for the θ-step (its rows then come from cache at every
-    /// leapfrog step; see [`Gathered`]) and return it, or None where it does not apply (signed
-    /// estimator, models other than GLMs).
-    fn gather<'s>(&self, model: &dyn DataModel, st: &'s mut HmcEcsState) -> Option<&'s Gathered> {
-        let ok = match (&self.estimator, &st.u) {
-            (EcsEstimator::Perturbed(_), Subsample::Diff(idx)) => {
-                self.cv.gather(model, idx, &mut st.gathered)
-            }
-            _ => false,
+    /// leapfrog step; see [`Gathered`]); returns how many of `st.gathered` hold it: 1 (perturbed),
+    /// λ (signed, one per product), or 0 where it does not apply (models other than GLMs).
+    fn gather(&self, model: &dyn DataModel, st: &mut HmcEcsState) -> usize {
+        let parts: &[Vec<usize>] = match &st.u {
+            Subsample::Diff(idx) => core::slice::from_ref(idx),
+            Subsample::Poisson(p) => &p.products,
         };
-        ok.then_some(&st.gathered)
+        st.gathered.resize_with(parts.len(), Gathered::default);
+        let mut ok = true;
+        for (idx, g) in parts.iter().zip(&mut st.gathered) {
+            ok &= self.cv.gather(model, idx, g);
+        }
+        if ok {
+            parts.len()
+        } else {
+            0
+        }
     }
 
     /// [`evaluate`](Self::evaluate) reading the subsample from `gathered` when it holds u.
@@ -371,27 +379,27 @@ impl HmcEcs {
         model: &dyn DataModel,
         theta: &[f64],
         u: &Subsample,
-        gathered: Option<&Gathered>,
+        gathered: &[Gathered],
         out: &mut EcsPoint,
     ) -> u64 {
         let evals = match (&self.estimator, u, &mut out.eval) {
             (EcsEstimator::Perturbed(e), Subsample::Diff(idx), EcsEval::Diff(ev)) => {
-                e.evaluate_gathered(model, &self.cv, theta, idx, gathered, true, ev);
+                e.evaluate_gathered(model, &self.cv, theta, idx, gathered.first(), true, ev);
                 idx.len()
             }
             (EcsEstimator::Perturbed(e), Subsample::Diff(idx), slot) => {
                 let mut ev = DiffEval::default();
-                e.evaluate_gathered(model, &self.cv, theta, idx, gathered, true, &mut ev);
+                e.evaluate_gathered(model, &self.cv, theta, idx, gathered.first(), true, &mut ev);
                 *slot = EcsEval::Diff(ev);
                 idx.len()
             }
             (EcsEstimator::Signed { est, .. }, Subsample::Poisson(s), EcsEval::Poisson(ev)) => {
-                est.evaluate(model, &self.cv, theta, s, true, ev);
+                est.evaluate_gathered(model, &self.cv, theta, s, gathered, true, ev);
                 s.total()
             }
             (EcsEstimator::Signed { est, .. }, Subsample::Poisson(s), slot) => {
                 let mut ev = PoissonEval::default();
-                est.evaluate(model, &self.cv, theta, s, true, &mut ev);
+                est.evaluate_gathered(model, &self.cv, theta, s, gathered, true, &mut ev);
                 *slot = EcsEval::Poisson(ev);
                 s.total()
             }
@@ -466,7 +474,7 @@ impl HmcEcs {
                 p: vec![0.0; d],
                 v: vec![0.0; d],
                 idx_buf: Vec::new(),
-                gathered: Gathered::default(),
+                gathered: Vec::new(),
                 last_u_accept: f64::NAN,
                 last_refreshed_block: f64::NAN,
             },
@@ -595,7 +603,7 @@ impl HmcEcs {
         steps: usize,
         v: &mut [f64],
     ) -> (u64, bool) {
-        self.leapfrog_in(model, u, None, theta, p, start, end, eps, steps, v)
+        self.leapfrog_in(model, u, &[], theta, p, start, end, eps, steps, v)
     }
 
     /// [`leapfrog`](Self::leapfrog) reading the subsample from `gathered` when it holds u.
@@ -604,7 +612,7 @@ impl HmcEcs {
         &self,
         model: &dyn DataModel,
         u: &Subsample,
-        gathered: Option<&Gathered>,
+        gathered: &[Gathered],
         theta: &mut [f64],
         p: &mut [f64],
         start: &EcsPoint,
@@ -689,8 +697,8 @@ impl Kernel<dyn DataModel> for HmcEcs {
         let k0 = self.metric.kinetic(&st.p);
         let mut h0 = st.point.potential + k0;
         st.theta_new.copy_from_slice(&st.theta);
-        let gathered = self.gather(target, st).is_some();
-        let gathered = gathered.then_some(&st.gathered);
+        let n_gathered = self.gather(target, st);
+        let gathered = &st.gathered[..n_gathered];
         let (evals, finite) = self.leapfrog_in(
             target,
             &st.u,
