@@ -395,10 +395,8 @@ mod fast {
         let mut j = 0;
         while pos < part.len() {
             // Cell [pos, end): number characters with spaces or tabs around them.
-            let end = part[pos..]
-                .iter()
-                .position(|&c| matches!(c, b',' | b'\n' | b'\r'))
-                .map_or(part.len(), |p| pos + p);
+            let end =
+                memchr::memchr3(b',', b'\n', b'\r', &part[pos..]).map_or(part.len(), |p| pos + p);
             let stop = part.get(end).copied();
             columns.get_mut(j)?.push(number(text.get(pos..end)?)?);
             j += 1;
