@@ -83,11 +83,26 @@ fn one_line(s: impl std::fmt::Display) -> String {
 /// it) and, where it applies, the column and the 1-based row.
 pub fn read_columnar(path: &Path, format: Format, source: &str) -> Result<Table, String> {
     let err = |m: String| format!("{source}: {m}");
-    let (names, columns) = match format {
+    // arrow-rs asserts some invariants of a file's metadata instead of returning an error (a
+    // negative column offset, say): a damaged file must still give one line and exit code 2,
+    // so a panic while reading is caught, with the default hook's report silenced meanwhile.
+    let hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let read = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match format {
         Format::Parquet => read_parquet(path),
         Format::ArrowFile | Format::ArrowStream => read_ipc(path, format),
-    }
-    .map_err(|e| err(e.message(format)))?;
+    }));
+    std::panic::set_hook(hook);
+    let (names, columns) = read
+        .unwrap_or_else(|p| {
+            let m = p
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| p.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "the reader failed".into());
+            Err(ReadError::Damaged(m))
+        })
+        .map_err(|e| err(e.message(format)))?;
     if names.is_empty() {
         return Err(err("the file holds no columns".into()));
     }
@@ -282,8 +297,8 @@ fn open(path: &Path) -> Result<File, ReadError> {
 /// into disjoint slices of the preallocated columns, several row groups at once.
 fn read_parquet(path: &Path) -> Result<Columns, ReadError> {
     let file = open(path)?;
-    let meta = ArrowReaderMetadata::load(&file, ArrowReaderOptions::new())
-        .map_err(|e| ReadError::Damaged(e.to_string()))?;
+    let meta =
+        ArrowReaderMetadata::load(&file, ArrowReaderOptions::new()).map_err(parquet_error)?;
     let names = check_schema(meta.schema())?;
     let md = meta.metadata();
     let mut sizes = Vec::with_capacity(md.num_row_groups());
@@ -336,10 +351,10 @@ fn read_parquet(path: &Path) -> Result<Columns, ReadError> {
             .with_row_groups(vec![g])
             .with_batch_size(BATCH_ROWS)
             .build()
-            .map_err(|e| (g, ReadError::Damaged(e.to_string())))?;
+            .map_err(|e| (g, parquet_error(e)))?;
             let mut at = 0;
             for batch in reader {
-                let batch = batch.map_err(|e| (g, ReadError::Damaged(e.to_string())))?;
+                let batch = batch.map_err(|e| (g, parquet_error(e)))?;
                 let k = batch.num_rows();
                 if at + k > rows {
                     return Err((
@@ -366,19 +381,17 @@ fn read_parquet(path: &Path) -> Result<Columns, ReadError> {
     for (k, job) in jobs.into_iter().enumerate() {
         shares[k % threads].push(job);
     }
-    let results: Vec<Result<(), (usize, ReadError)>> =
-        std::thread::scope(|s| {
-            let mut shares = shares.into_iter();
-            let first = shares.next().unwrap_or_default();
-            let handles: Vec<_> = shares.map(|sh| s.spawn(|| run(sh))).collect();
-            let mut out = vec![run(first)];
-            for h in handles {
-                out.push(h.join().unwrap_or_else(|_| {
-                    Err((usize::MAX, ReadError::Damaged("reader failed".into())))
-                }));
-            }
-            out
-        });
+    let results: Vec<Result<(), (usize, ReadError)>> = std::thread::scope(|s| {
+        let mut shares = shares.into_iter();
+        let first = shares.next().unwrap_or_default();
+        let handles: Vec<_> = shares.map(|sh| s.spawn(|| run(sh))).collect();
+        let mut out = vec![run(first)];
+        for h in handles {
+            // A reader thread's panic goes on to read_columnar's catch_unwind.
+            out.push(h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)));
+        }
+        out
+    });
     if let Some((_, e)) = results
         .into_iter()
         .filter_map(Result::err)
@@ -389,6 +402,15 @@ fn read_parquet(path: &Path) -> Result<Columns, ReadError> {
     Ok((names, columns))
 }
 
+/// A parquet error: a codec this build lacks, or a damaged file.
+fn parquet_error(e: impl std::fmt::Display) -> ReadError {
+    let m = e.to_string();
+    match m.split("Disabled feature at compile time: ").nth(1) {
+        Some(codec) => ReadError::Codec(codec.trim().to_uppercase()),
+        None => ReadError::Damaged(m),
+    }
+}
+
 /// The codec's name as Parquet's metadata spells it (`ZSTD`, not `ZSTD(ZstdLevel(1))`).
 fn codec_name(c: Compression) -> String {
     let s = c.to_string();
@@ -397,8 +419,24 @@ fn codec_name(c: Compression) -> String {
 
 /// An Arrow IPC file or stream: record batches appended to the columns in order.
 fn read_ipc(path: &Path, format: Format) -> Result<Columns, ReadError> {
-    let file = open(path)?;
+    let mut file = open(path)?;
     let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+    if format == Format::ArrowStream {
+        // A stream cut between two messages reads as a shorter table: require the
+        // end-of-stream marker that writers put last.
+        use std::io::{Read, Seek, SeekFrom};
+        let mut tail = [0u8; 8];
+        let ok = len >= 16
+            && file.seek(SeekFrom::End(-8)).is_ok()
+            && file.read_exact(&mut tail).is_ok()
+            && tail == [0xFF, 0xFF, 0xFF, 0xFF, 0, 0, 0, 0];
+        if !ok {
+            return Err(ReadError::Damaged(
+                "no end-of-stream marker at its end".into(),
+            ));
+        }
+        file.seek(SeekFrom::Start(0)).map_err(ReadError::Io)?;
+    }
     let damaged = |e: arrow_schema::ArrowError| ipc_error(e.to_string());
     let (schema, batches): (SchemaRef, Box<dyn Iterator<Item = Result<RecordBatch, _>>>) =
         match format {
@@ -509,4 +547,272 @@ pub fn write_arrow<W: std::io::Write>(w: W, table: &Table) -> std::io::Result<()
     }
     writer.finish().map_err(io_err)?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow_array::{
+        BooleanArray, Float32Array, Int16Array, Int32Array, Int64Array, Int8Array, StringArray,
+        UInt16Array, UInt32Array, UInt64Array, UInt8Array,
+    };
+
+    /// A scratch file, removed on drop.
+    struct Tmp(std::path::PathBuf);
+    impl Tmp {
+        fn new(name: &str) -> Self {
+            Tmp(std::env::temp_dir().join(format!("tallmc-columnar-{}-{name}", std::process::id())))
+        }
+    }
+    impl Drop for Tmp {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_file(&self.0);
+        }
+    }
+
+    fn read(path: &Path) -> Result<Table, String> {
+        let head = std::fs::read(path).unwrap();
+        let format = detect(&head[..head.len().min(8)]).expect("a columnar file");
+        read_columnar(path, format, "t")
+    }
+
+    fn table() -> Table {
+        Table::new(
+            vec!["y".into(), "x1".into(), "age".into()],
+            vec![
+                vec![0.0, 1.0, 1.0, -0.0],
+                vec![-1.5, 2.25e-310, 3.0, f64::MAX],
+                vec![27.0, 31.0, 45.0, f64::MIN_POSITIVE],
+            ],
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn parquet_and_arrow_round_trip_bit_for_bit() {
+        let t = table();
+        for (ext, format) in [("parquet", Format::Parquet), ("arrow", Format::ArrowFile)] {
+            let f = Tmp::new(&format!("rt.{ext}"));
+            let w = std::fs::File::create(&f.0).unwrap();
+            match format {
+                Format::Parquet => write_parquet(w, &t).unwrap(),
+                _ => write_arrow(w, &t).unwrap(),
+            }
+            let back = read(&f.0).unwrap();
+            assert_eq!(back.names, t.names);
+            for (a, b) in back.columns.iter().zip(&t.columns) {
+                let bits = |c: &[f64]| c.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+                assert_eq!(bits(a), bits(b), "{ext}");
+            }
+        }
+    }
+
+    fn every_type() -> RecordBatch {
+        let cols: Vec<(&str, ArrayRef)> = vec![
+            ("f64", Arc::new(Float64Array::from(vec![1.5, -2.0, 0.0]))),
+            (
+                "f32",
+                Arc::new(Float32Array::from(vec![0.1f32, -3.0, 1e30])),
+            ),
+            ("i8", Arc::new(Int8Array::from(vec![-128i8, 0, 127]))),
+            ("i16", Arc::new(Int16Array::from(vec![-32768i16, 1, 32767]))),
+            (
+                "i32",
+                Arc::new(Int32Array::from(vec![i32::MIN, 2, i32::MAX])),
+            ),
+            (
+                "i64",
+                Arc::new(Int64Array::from(vec![i64::MIN, 3, 1 << 53])),
+            ),
+            ("u8", Arc::new(UInt8Array::from(vec![0u8, 1, 255]))),
+            ("u16", Arc::new(UInt16Array::from(vec![0u16, 2, 65535]))),
+            ("u32", Arc::new(UInt32Array::from(vec![0u32, 3, u32::MAX]))),
+            ("u64", Arc::new(UInt64Array::from(vec![0u64, 4, u64::MAX]))),
+            ("b", Arc::new(BooleanArray::from(vec![true, false, true]))),
+        ];
+        RecordBatch::try_from_iter(cols).unwrap()
+    }
+
+    fn expected() -> Vec<Vec<f64>> {
+        vec![
+            vec![1.5, -2.0, 0.0],
+            vec![f64::from(0.1f32), -3.0, f64::from(1e30f32)],
+            vec![-128.0, 0.0, 127.0],
+            vec![-32768.0, 1.0, 32767.0],
+            vec![f64::from(i32::MIN), 2.0, f64::from(i32::MAX)],
+            vec![i64::MIN as f64, 3.0, 9007199254740992.0],
+            vec![0.0, 1.0, 255.0],
+            vec![0.0, 2.0, 65535.0],
+            vec![0.0, 3.0, f64::from(u32::MAX)],
+            vec![0.0, 4.0, u64::MAX as f64],
+            vec![1.0, 0.0, 1.0],
+        ]
+    }
+
+    fn write_batches(
+        path: &Path,
+        format: Format,
+        batches: &[RecordBatch],
+        props: Option<Compression>,
+    ) {
+        let w = std::fs::File::create(path).unwrap();
+        let schema = batches[0].schema();
+        match format {
+            Format::Parquet => {
+                let props = parquet::file::properties::WriterProperties::builder()
+                    .set_compression(props.unwrap_or(Compression::UNCOMPRESSED))
+                    .build();
+                let mut w = parquet::arrow::ArrowWriter::try_new(w, schema, Some(props)).unwrap();
+                for b in batches {
+                    w.write(b).unwrap();
+                    w.flush().unwrap();
+                }
+                w.close().unwrap();
+            }
+            Format::ArrowFile => {
+                let mut w = arrow_ipc::writer::FileWriter::try_new(w, &schema).unwrap();
+                for b in batches {
+                    w.write(b).unwrap();
+                }
+                w.finish().unwrap();
+            }
+            Format::ArrowStream => {
+                let mut w = arrow_ipc::writer::StreamWriter::try_new(w, &schema).unwrap();
+                for b in batches {
+                    w.write(b).unwrap();
+                }
+                w.finish().unwrap();
+            }
+        }
+    }
+
+    #[test]
+    fn every_numeric_type_in_every_format_and_batches_concatenate() {
+        let b = every_type();
+        for (ext, format) in [
+            ("parquet", Format::Parquet),
+            ("arrow", Format::ArrowFile),
+            ("arrows", Format::ArrowStream),
+        ] {
+            let f = Tmp::new(&format!("types.{ext}"));
+            // Three row groups / batches: the rows in order.
+            write_batches(
+                &f.0,
+                format,
+                &[b.clone(), b.slice(1, 2), b.slice(0, 1)],
+                None,
+            );
+            let t = read(&f.0).unwrap();
+            assert_eq!(t.names[0], "f64");
+            for (got, want) in t.columns.iter().zip(expected()) {
+                let want: Vec<f64> =
+                    [want.clone(), want[1..].to_vec(), want[..1].to_vec()].concat();
+                assert_eq!(got, &want, "{ext}");
+            }
+        }
+    }
+
+    #[test]
+    fn every_compiled_parquet_codec_reads() {
+        use parquet::basic::{GzipLevel, ZstdLevel};
+        let b = every_type();
+        for (k, c) in [
+            Compression::UNCOMPRESSED,
+            Compression::SNAPPY,
+            Compression::ZSTD(ZstdLevel::default()),
+            Compression::LZ4,
+            Compression::LZ4_RAW,
+            Compression::GZIP(GzipLevel::default()),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            assert!(PARQUET_CODECS.contains(&codec_name(c).as_str()));
+            let f = Tmp::new(&format!("codec{k}.parquet"));
+            write_batches(&f.0, Format::Parquet, &[b.clone()], Some(c));
+            assert_eq!(read(&f.0).unwrap().columns, expected(), "{c}");
+        }
+    }
+
+    #[test]
+    fn nulls_strings_and_nan_name_the_column_and_row() {
+        let f = Tmp::new("refused.parquet");
+        let nulls = RecordBatch::try_from_iter(vec![(
+            "x",
+            Arc::new(Int32Array::from(vec![Some(1), Some(2), None])) as ArrayRef,
+        )])
+        .unwrap();
+        // The null is in the second row group: row 3 + 2 = 5 of the file.
+        write_batches(
+            &f.0,
+            Format::Parquet,
+            &[nulls.slice(0, 2), nulls.clone()],
+            None,
+        );
+        assert_eq!(
+            read(&f.0).unwrap_err(),
+            "t: row 5, column \"x\": null (missing values are not supported)"
+        );
+        let s = RecordBatch::try_from_iter(vec![(
+            "s",
+            Arc::new(StringArray::from(vec!["a"])) as ArrayRef,
+        )])
+        .unwrap();
+        write_batches(&f.0, Format::ArrowFile, &[s], None);
+        assert_eq!(
+            read(&f.0).unwrap_err(),
+            "t: column \"s\": type Utf8 is not a number type (floats, integers and booleans are)"
+        );
+        let nan = RecordBatch::try_from_iter(vec![(
+            "z",
+            Arc::new(Float32Array::from(vec![0.0, f32::NEG_INFINITY])) as ArrayRef,
+        )])
+        .unwrap();
+        write_batches(&f.0, Format::ArrowStream, &[nan.clone(), nan], None);
+        assert_eq!(
+            read(&f.0).unwrap_err(),
+            "t: row 2, column \"z\": -inf is not a finite number (NaN and infinities are not allowed)"
+        );
+    }
+
+    #[test]
+    fn damaged_files_are_refused_without_panic() {
+        let t = table();
+        for (ext, format) in [("parquet", Format::Parquet), ("arrow", Format::ArrowFile)] {
+            let f = Tmp::new(&format!("good.{ext}"));
+            let w = std::fs::File::create(&f.0).unwrap();
+            match format {
+                Format::Parquet => write_parquet(w, &t).unwrap(),
+                _ => write_arrow(w, &t).unwrap(),
+            }
+            let buf = std::fs::read(&f.0).unwrap();
+            if format == Format::ArrowFile {
+                // The same batches as a stream cut after its first message but one: refused.
+                let s = Tmp::new("cut.arrows");
+                let b = every_type();
+                write_batches(&s.0, Format::ArrowStream, &[b.clone(), b], None);
+                let whole = std::fs::read(&s.0).unwrap();
+                assert_eq!(read(&s.0).unwrap().columns[0].len(), 6);
+                std::fs::write(&s.0, &whole[..whole.len() - 8]).unwrap();
+                let e = read(&s.0).unwrap_err();
+                assert!(e.contains("no end-of-stream marker"), "{e}");
+            }
+            let g = Tmp::new(&format!("bad.{ext}"));
+            // Every truncation and many single-byte corruptions: an error or a table, never a
+            // panic, and an error is one line.
+            for cut in (8..buf.len()).step_by(5) {
+                std::fs::write(&g.0, &buf[..cut]).unwrap();
+                let e = read_columnar(&g.0, format, "t").unwrap_err();
+                assert!(e.starts_with("t: ") && !e.contains('\n'), "{e}");
+            }
+            for at in (8..buf.len()).step_by(3) {
+                let mut b = buf.clone();
+                b[at] ^= 0xA5;
+                std::fs::write(&g.0, &b).unwrap();
+                if let Err(e) = read_columnar(&g.0, format, "t") {
+                    assert!(e.starts_with("t: ") && !e.contains('\n'), "{e}");
+                }
+            }
+        }
+    }
 }
