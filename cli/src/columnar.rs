@@ -729,7 +729,7 @@ mod tests {
         {
             assert!(PARQUET_CODECS.contains(&codec_name(c).as_str()));
             let f = Tmp::new(&format!("codec{k}.parquet"));
-            write_batches(&f.0, Format::Parquet, &[b.clone()], Some(c));
+            write_batches(&f.0, Format::Parquet, std::slice::from_ref(&b), Some(c));
             assert_eq!(read(&f.0).unwrap().columns, expected(), "{c}");
         }
     }
