@@ -79,6 +79,19 @@ fn parquet_and_arrow_files_give_the_csv_tables_draws() {
         let got = draws(&format!("{FIX}/{file}"), &dir.join(file));
         assert!(got == csv, "{file} ({what}): draws differ from the CSV's");
     }
+    // The format comes from the first bytes, not the name.
+    for (file, name) in [
+        ("table.parquet", "parquet.csv"),
+        ("table.arrow", "arrow.npz"),
+    ] {
+        let path = dir.join(name);
+        std::fs::copy(format!("{FIX}/{file}"), &path).unwrap();
+        let got = draws(&path, &dir.join(&format!("o-{name}")));
+        assert!(
+            got == csv,
+            "{file} named {name}: draws differ from the CSV's"
+        );
+    }
 }
 
 /// `tallmc run` on `data` must exit 2 with one line on stderr naming the file; returns it.
