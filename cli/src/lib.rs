@@ -4,6 +4,8 @@
 //! WebAssembly.
 #![warn(missing_docs)]
 
+#[cfg(feature = "columnar")]
+pub mod columnar;
 pub mod csvdata;
 pub mod messages;
 pub mod npy;

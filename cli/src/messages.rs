@@ -53,3 +53,20 @@ pub fn push_data_error(
     }
     s.push_str(msg);
 }
+
+/// For readers built without Parquet and Arrow IPC (the browser's): a file that starts like
+/// one (`PAR1`, `ARROW1`, or the IPC stream's 0xFFFFFFFF) gets this message instead of a CSV
+/// parse error.
+pub fn columnar_not_here(bytes: &[u8], source: &str) -> Option<String> {
+    let what = if bytes.starts_with(b"PAR1") {
+        "a Parquet file"
+    } else if bytes.starts_with(b"ARROW1") || bytes.starts_with(&[0xFF; 4]) {
+        "an Arrow IPC (Feather) file"
+    } else {
+        return None;
+    };
+    Some(format!(
+        "{source}: {what}; this reader takes CSV and NumPy .npz/.npy (the tallmc command line \
+         reads Parquet and Arrow IPC): save the table as CSV or with numpy.savez"
+    ))
+}

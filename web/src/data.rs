@@ -16,8 +16,12 @@ pub struct DataSet {
 pub const MAX_CELLS: usize = 50_000_000;
 
 /// Parse a data file's bytes exactly as `tallmc run` does: NumPy `.npz`/`.npy` (recognised by
-/// their first bytes), else CSV.
+/// their first bytes), else CSV; Parquet and Arrow files (read natively only) are refused by
+/// name.
 pub fn parse_csv(bytes: &[u8], source: &str) -> Result<Table, String> {
+    if let Some(e) = tallmc_cli::messages::columnar_not_here(bytes, source) {
+        return Err(e);
+    }
     if tallmc_cli::npy::is_numpy(bytes) {
         return tallmc_cli::npy::read_numpy(bytes, source);
     }
@@ -145,5 +149,17 @@ mod tests {
         assert_eq!(parse_csv(&npz, "t.npz").unwrap(), t);
         let e = parse_csv(&npz[..npz.len() / 2], "t.npz").unwrap_err();
         assert!(e.starts_with("t.npz: "), "{e}");
+        // Parquet and Arrow IPC are the command line's only: refused by name, not as CSV.
+        for (head, what) in [
+            (&b"PAR1\x15\x04"[..], "a Parquet file"),
+            (&b"ARROW1\0\0"[..], "an Arrow IPC (Feather) file"),
+            (
+                &b"\xff\xff\xff\xff\x10\0\0\0"[..],
+                "an Arrow IPC (Feather) file",
+            ),
+        ] {
+            let e = parse_csv(head, "t.parquet").unwrap_err();
+            assert!(e.starts_with(&format!("t.parquet: {what};")), "{e}");
+        }
     }
 }

@@ -1,5 +1,7 @@
-//! `tallmc simulate`: synthetic data for a model, written as CSV at full precision (or, for an
-//! `--out` ending in `.npz`, as NumPy's uncompressed `.npz`: one f64 array per column).
+//! `tallmc simulate`: synthetic data for a model, written as CSV at full precision, or by the
+//! `--out` file's extension as NumPy's uncompressed `.npz` (one f64 array per column), Parquet
+//! (`.parquet`: one float64 column per table column, snappy, row groups of 2²⁰ rows) or an
+//! Arrow IPC file (`.arrow`, `.feather`: Feather v2, uncompressed, batches of 2²⁰ rows).
 
 use super::{io_msg, settings_from, CliError, ErrorContext};
 use clap::Args;
@@ -24,7 +26,8 @@ pub struct SimulateArgs {
     /// Simulation option, repeatable (`noise_sd`, `nu`, ...).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub set: Vec<String>,
-    /// Output file: CSV, or NumPy `.npz` when the name ends in `.npz`.
+    /// Output file: CSV, or by its extension NumPy `.npz`, Parquet `.parquet` (snappy) or an
+    /// Arrow IPC file `.arrow`/`.feather` (Feather v2); every column float64.
     #[arg(long, value_name = "FILE")]
     pub out: PathBuf,
 }
@@ -62,14 +65,15 @@ pub fn simulate(a: &SimulateArgs) -> Result<(), CliError> {
     let file = std::fs::File::create(&a.out)
         .map_err(|e| CliError::input(format!("--out {name}: {}", io_msg(&e))))?;
     let mut w = std::io::BufWriter::new(file);
-    let npz = a
+    let ext = a
         .out
         .extension()
-        .is_some_and(|e| e.eq_ignore_ascii_case("npz"));
-    if npz {
-        tallmc_cli::npy::write_npz(&mut w, &table)
-    } else {
-        tallmc_cli::csvdata::write_table(&mut w, &table)
+        .map(|e| e.to_string_lossy().to_ascii_lowercase());
+    match ext.as_deref() {
+        Some("npz") => tallmc_cli::npy::write_npz(&mut w, &table),
+        Some("parquet") => tallmc_cli::columnar::write_parquet(&mut w, &table),
+        Some("arrow" | "feather") => tallmc_cli::columnar::write_arrow(&mut w, &table),
+        _ => tallmc_cli::csvdata::write_table(&mut w, &table),
     }
     .and_then(|_| w.flush())
     .map_err(|e| CliError::input(format!("--out {name}: {}", io_msg(&e))))?;

@@ -40,7 +40,8 @@ use run_json::*;
 /// Arguments of `tallmc run`.
 #[derive(Args, Debug)]
 pub struct RunArgs {
-    /// CSV data file with a header row.
+    /// Data file: CSV with a header row, NumPy `.npz`/`.npy`, Parquet, or Arrow IPC
+    /// (Feather v2 file or stream); recognised by its first bytes, not its name.
     #[arg(long, value_name = "FILE")]
     pub data: PathBuf,
     /// Model (see `tallmc models`).
@@ -163,19 +164,42 @@ pub fn run(a: &RunArgs) -> Result<(), CliError> {
     // Data first: its errors name the file, line and column.
     let data_name = a.data.display().to_string();
     let t_data = Instant::now();
-    let bytes = std::fs::read(&a.data).map_err(|e| {
+    let cannot_read = |e: std::io::Error| {
         CliError::input(format!("cannot read data file {data_name}: {}", io_msg(&e)))
-    })?;
-    // NumPy's binary .npz/.npy (recognised by their first bytes), else CSV.
-    let (table, lines) = if tallmc_cli::npy::is_numpy(&bytes) {
-        let t = tallmc_cli::npy::read_numpy(&bytes, &data_name).map_err(CliError::input)?;
+    };
+    // Parquet and Arrow IPC (recognised by their first bytes) are decoded from the file
+    // straight into the table's columns; the other formats are read whole first.
+    let columnar = {
+        use std::io::Read;
+        let mut f = std::fs::File::open(&a.data).map_err(cannot_read)?;
+        let mut head = [0u8; 8];
+        let mut got = 0;
+        while got < head.len() {
+            match f.read(&mut head[got..]) {
+                Ok(0) => break,
+                Ok(k) => got += k,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(cannot_read(e)),
+            }
+        }
+        tallmc_cli::columnar::detect(&head[..got])
+    };
+    let (table, lines) = if let Some(format) = columnar {
+        let t = tallmc_cli::columnar::read_columnar(&a.data, format, &data_name)
+            .map_err(CliError::input)?;
         (t, None)
     } else {
-        let (t, l) =
-            parse_csv_located(&bytes, &data_name).map_err(|e| CliError::input(e.to_string()))?;
-        (t, Some(l))
+        let bytes = std::fs::read(&a.data).map_err(cannot_read)?;
+        // NumPy's binary .npz/.npy (recognised by their first bytes), else CSV.
+        if tallmc_cli::npy::is_numpy(&bytes) {
+            let t = tallmc_cli::npy::read_numpy(&bytes, &data_name).map_err(CliError::input)?;
+            (t, None)
+        } else {
+            let (t, l) = parse_csv_located(&bytes, &data_name)
+                .map_err(|e| CliError::input(e.to_string()))?;
+            (t, Some(l))
+        }
     };
-    drop(bytes);
     let data_seconds = t_data.elapsed().as_secs_f64();
     // The columns as a short list (a header may have millions, and names may be long).
     let columns = || {
