@@ -24,8 +24,11 @@ test('a run too large for the page is refused with its estimate', async () => {
 });
 
 test('a chain whose worker dies shows its error; the other chains finish', async () => {
+  // Long enough (about a second per chain) that chain 2 is still running when the crash
+  // message reaches it: with 20 000 draws a quiet machine once finished every chain between the
+  // page seeing them all running and the message arriving.
   const { page } = await openPage(env,
-    '?dataset=logistic&n=500&d=3&model=logistic&sampler=rwmh&chains=3&warmup=200&draws=20000&seed=1');
+    '?dataset=logistic&n=500&d=3&model=logistic&sampler=rwmh&chains=3&warmup=200&draws=200000&seed=1');
   await page.click('[data-testid=run-button]');
   await page.waitForFunction(() => window.tallmc.chainStatus().every((s) => s === 'running'), null, { timeout: 60000 });
   await page.evaluate(() => window.tallmc.crashChain(1));
@@ -33,8 +36,8 @@ test('a chain whose worker dies shows its error; the other chains finish', async
   assert.deepEqual(await page.evaluate(() => window.tallmc.chainStatus()), ['done', 'error', 'done']);
   assert.match(await errorText(page), /^chain 2: .*crashed/);
   const iters = await page.evaluate(() => window.tallmc.iterations());
-  assert.equal(iters[0], 20200);
-  assert.equal(iters[2], 20200);
+  assert.equal(iters[0], 200200);
+  assert.equal(iters[2], 200200);
   // The diagnostics are those of the chains that finished.
   await page.waitForFunction(() => document.querySelectorAll('[data-testid=diagnostics-table] tbody tr').length > 0,
     null, { timeout: 60000 });
