@@ -5,42 +5,9 @@
 //! with one clear line.
 
 mod common;
-use common::{tallmc, TempDir};
-use std::path::Path;
+use common::{mala_draws as draws, refused_file as refused, tallmc, TempDir};
 
 const FIX: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/numpy");
-
-fn draws(data: &str, response: &str, out: &str) -> String {
-    let o = tallmc(&[
-        "run",
-        "--data",
-        data,
-        "--model",
-        "logistic",
-        "--response",
-        response,
-        "--sampler",
-        "mala",
-        "--chains",
-        "1",
-        "--warmup",
-        "200",
-        "--draws",
-        "200",
-        "--seed",
-        "5",
-        "--no-ksd",
-        "--out",
-        out,
-    ]);
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    std::fs::read_to_string(Path::new(out).join("draws.csv")).unwrap()
-}
 
 #[test]
 fn npz_and_npy_tables_give_the_csv_tables_draws() {
@@ -76,27 +43,6 @@ fn simulate_writes_npz_that_runs_like_its_csv() {
     let a = draws(&dir.join("sim.csv"), "y", &dir.join("a"));
     let b = draws(&dir.join("sim.npz"), "y", &dir.join("b"));
     assert_eq!(a, b);
-}
-
-/// `tallmc run` on `data` must exit 2 with one line on stderr; returns it.
-fn refused(data: &str, out: &str) -> String {
-    let o = tallmc(&[
-        "run",
-        "--data",
-        data,
-        "--model",
-        "logistic",
-        "--response",
-        "y",
-        "--sampler",
-        "mala",
-        "--out",
-        out,
-    ]);
-    let err = String::from_utf8_lossy(&o.stderr).trim().to_string();
-    assert_eq!(o.status.code(), Some(2), "{err}");
-    assert_eq!(err.lines().count(), 1, "{err}");
-    err
 }
 
 #[test]

@@ -6,7 +6,20 @@
 //! or row; `tallmc simulate --out F.parquet` / `F.arrow` write files that run like their CSV.
 
 mod common;
-use common::{tallmc, TempDir};
+use common::{mala_draws, refused_file, tallmc, TempDir};
+
+fn draws(data: &str, out: &str) -> String {
+    mala_draws(data, "y", out)
+}
+
+/// `tallmc run` on `data` must exit 2 with one line on stderr naming the file, and write no
+/// output; returns the line.
+fn refused(data: &str, out: &str) -> String {
+    let err = refused_file(data, out);
+    assert!(err.contains(data), "names the file: {err}");
+    assert!(!Path::new(out).exists(), "no output for a refused file");
+    err
+}
 use std::path::Path;
 
 const FIX: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/parquet");
@@ -14,38 +27,6 @@ const CSV: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/tests/fixtures/numpy/table.csv"
 );
-
-fn draws(data: &str, out: &str) -> String {
-    let o = tallmc(&[
-        "run",
-        "--data",
-        data,
-        "--model",
-        "logistic",
-        "--response",
-        "y",
-        "--sampler",
-        "mala",
-        "--chains",
-        "1",
-        "--warmup",
-        "200",
-        "--draws",
-        "200",
-        "--seed",
-        "5",
-        "--no-ksd",
-        "--out",
-        out,
-    ]);
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{data}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    std::fs::read_to_string(Path::new(out).join("draws.csv")).unwrap()
-}
 
 #[test]
 fn parquet_and_arrow_files_give_the_csv_tables_draws() {
@@ -92,29 +73,6 @@ fn parquet_and_arrow_files_give_the_csv_tables_draws() {
             "{file} named {name}: draws differ from the CSV's"
         );
     }
-}
-
-/// `tallmc run` on `data` must exit 2 with one line on stderr naming the file; returns it.
-fn refused(data: &str, out: &str) -> String {
-    let o = tallmc(&[
-        "run",
-        "--data",
-        data,
-        "--model",
-        "logistic",
-        "--response",
-        "y",
-        "--sampler",
-        "mala",
-        "--out",
-        out,
-    ]);
-    let err = String::from_utf8_lossy(&o.stderr).trim().to_string();
-    assert_eq!(o.status.code(), Some(2), "{err}");
-    assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(err.contains(data), "names the file: {err}");
-    assert!(!Path::new(out).exists(), "no output for a refused file");
-    err
 }
 
 #[test]

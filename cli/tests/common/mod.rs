@@ -79,3 +79,58 @@ pub fn assert_input_error(args: &[&str], needles: &[&str], absent: &[&str]) -> S
     }
     lines[0].to_string()
 }
+
+/// The draws.csv of a short `mala` run (logistic, `response`, seed 5, no KSD) on `data`, written
+/// under `out`: the file readers' tests compare these byte for byte across formats.
+pub fn mala_draws(data: &str, response: &str, out: &str) -> String {
+    let o = tallmc(&[
+        "run",
+        "--data",
+        data,
+        "--model",
+        "logistic",
+        "--response",
+        response,
+        "--sampler",
+        "mala",
+        "--chains",
+        "1",
+        "--warmup",
+        "200",
+        "--draws",
+        "200",
+        "--seed",
+        "5",
+        "--no-ksd",
+        "--out",
+        out,
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{data}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    std::fs::read_to_string(Path::new(out).join("draws.csv")).unwrap()
+}
+
+/// `tallmc run` on the data file `data` must exit 2 with one line on stderr; returns it.
+pub fn refused_file(data: &str, out: &str) -> String {
+    let o = tallmc(&[
+        "run",
+        "--data",
+        data,
+        "--model",
+        "logistic",
+        "--response",
+        "y",
+        "--sampler",
+        "mala",
+        "--out",
+        out,
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr).trim().to_string();
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    err
+}
