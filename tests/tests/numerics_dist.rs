@@ -492,6 +492,44 @@ fn index_sampler_batches() {
     assert_eq!(out.len(), 5);
 }
 
+/// Without replacement the sampler draws all of a batch's swap positions before swapping
+/// (their loads then overlap); the batches must be those of drawing and swapping one position
+/// at a time (partial Fisher–Yates), batch after batch, through batch-size changes: golden
+/// draws of every subsampling sampler depend on them.
+#[test]
+fn index_sampler_batches_are_those_of_one_swap_at_a_time() {
+    for (n, sizes) in [
+        (1usize, vec![1usize, 1]),
+        (7, vec![3, 7, 1, 5]),
+        (1000, vec![13, 1000, 250, 999]),
+        (100_003, vec![1300, 17, 40_000]),
+    ] {
+        let mut r = chain_rng(5, n as u64);
+        let mut reference = r.clone();
+        let mut perm: Vec<usize> = (0..n).collect();
+        let mut s = IndexSampler::new(n, sizes[0], false).unwrap();
+        let mut out = Vec::new();
+        for round in 0..6 {
+            let m = sizes[round % sizes.len()];
+            s.set_batch(m).unwrap();
+            s.sample(&mut r, &mut out);
+            let expect: Vec<usize> = (0..m)
+                .map(|j| {
+                    let k = j + uniform_index(&mut reference, n - j);
+                    perm.swap(j, k);
+                    perm[j]
+                })
+                .collect();
+            assert_eq!(out, expect, "n = {n}, batch {m}, round {round}");
+        }
+        assert_eq!(
+            r.next_u64(),
+            reference.next_u64(),
+            "n = {n}: the same draws used"
+        );
+    }
+}
+
 #[test]
 fn chain_streams_differ_and_reproduce() {
     let take = |seed: u64, chain: u64| -> Vec<u64> {

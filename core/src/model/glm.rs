@@ -123,7 +123,7 @@ const ROWS: usize = 8;
 
 /// Drawn rows per chunk of a batch gradient ([`DataModel::log_lik_grad_batch`]): the chunk's
 /// rows (256 × d values) stay in cache between its first and last sweep.
-const GATHER: usize = 256;
+const GATHER: usize = 64;
 
 /// The [`ROWS`] rows of length `d` in `q` (`ROWS · d` values), as slices of length exactly
 /// `d` (so that indexing them by k < d needs no bounds checks).
@@ -137,6 +137,29 @@ fn split_rows(q: &[f64], d: usize) -> [&[f64]; ROWS] {
     let (r5, q) = q.split_at(d);
     let (r6, r7) = q.split_at(d);
     [r0, r1, r2, r3, r4, r5, r6, &r7[..d]]
+}
+
+/// Reads one value of every cache line of the rows `idx` of a row-major design with `d`
+/// columns, in a loop of loads alone: their misses overlap (up to the core's limit) instead of
+/// each sweep waiting on its own rows, and the sweeps that follow read the rows from cache.
+/// Changes no value.
+#[inline]
+fn touch_rows(x: &[f64], d: usize, idx: &[usize]) {
+    const LINE: usize = 8;
+    let mut acc = 0.0f64;
+    for &i in idx {
+        if let Some(row) = x.get(i * d..(i + 1) * d) {
+            let mut k = 0;
+            while k < d {
+                acc += row[k];
+                k += LINE;
+            }
+            if let Some(v) = row.last() {
+                acc += v;
+            }
+        }
+    }
+    core::hint::black_box(acc);
 }
 
 /// Rows × d² above which the whitening's mode and Hessian use an evenly spaced subset of
@@ -721,6 +744,7 @@ impl<F: GlmFamily> DataModel for Glm<F> {
             for (v, &i) in ys.iter_mut().zip(chunk) {
                 *v = y[i];
             }
+            touch_rows(x, d, chunk);
             let mut octs = chunk.chunks_exact(ROWS);
             let mut out = eta[..len].chunks_exact_mut(ROWS);
             for (o, e) in (&mut octs).zip(&mut out) {
