@@ -450,3 +450,45 @@ fn lbfgs_on_rosenbrock_and_ill_conditioned_quadratic() {
     assert!(r.converged);
     assert!(max_abs_diff(&r.x, &c) < 1e-8);
 }
+
+/// `decrement_tol`: Newton stops once gᵀA⁻¹g (with the Hessian it has) is within the tolerance,
+/// without forming another Hessian: fewer Hessians than the default search, a point within
+/// √tol posterior sd (Mahalanobis, exact precision) of the exact mode; invalid tolerances are
+/// refused.
+#[test]
+fn newton_decrement_stop_saves_hessians_and_lands_near_the_mode() {
+    let model = logistic_model(20_000, 41);
+    let d = model.dim();
+    let start = vec![0.0; d];
+    let exact = find_mode(&model, &start, &ModeOptions::default()).unwrap();
+    for tol in [1.0, 1e-2] {
+        let opts = ModeOptions {
+            method: ModeMethod::Newton,
+            decrement_tol: tol,
+            ..ModeOptions::default()
+        };
+        let r = find_mode(&model, &start, &opts).unwrap();
+        assert!(r.converged);
+        let dx: Vec<f64> = r.mode.iter().zip(&exact.mode).map(|(a, b)| a - b).collect();
+        let maha: f64 = (0..d)
+            .map(|i| {
+                (0..d)
+                    .map(|j| dx[i] * exact.neg_hessian[i * d + j] * dx[j])
+                    .sum::<f64>()
+            })
+            .sum();
+        println!(
+            "tol {tol}: {} iterations, {} Hessian evaluations (default {} and {}), squared distance {maha:.2e}",
+            r.iterations, r.hess_evals, exact.iterations, exact.hess_evals
+        );
+        assert!(maha <= tol, "tol {tol}: squared distance {maha}");
+        assert!(r.hess_evals < exact.hess_evals, "tol {tol}");
+    }
+    for bad in [-1.0, f64::NAN, f64::INFINITY] {
+        let opts = ModeOptions {
+            decrement_tol: bad,
+            ..ModeOptions::default()
+        };
+        assert!(find_mode(&model, &start, &opts).is_err(), "{bad}");
+    }
+}

@@ -166,6 +166,20 @@ fn touch_rows(x: &[f64], d: usize, idx: &[usize]) {
 /// ⌊budget/d²⌋ rows (likelihood scaled by n/m): Newton costs n·d² per iteration.
 const WHITEN_BUDGET: f64 = 5e8;
 
+/// Rows of the whitening's mode search from which it starts at the mode of every
+/// [`WHITEN_COARSE`]-th row (a coarse Newton search) instead of at zero.
+const WHITEN_COARSE_FROM: usize = 1 << 17;
+
+/// Thinning of the whitening's coarse search (see [`WHITEN_COARSE_FROM`]).
+const WHITEN_COARSE: usize = 16;
+
+/// Newton decrement (squared Mahalanobis distance to the search's mode, in posterior sd) at
+/// which the whitening's searches stop on tall data
+/// ([`crate::optim::ModeOptions::decrement_tol`]): 1 sd, well inside the subset's own error
+/// (the mode of m evenly spaced rows is ≈ √(d(n/m − 1)) sd from the full data's: 5 at
+/// n = 10⁶, d = 30, m = 555 555).
+const WHITEN_DECREMENT: f64 = 1.0;
+
 /// Above this many parameters the model is sampled as given: whitening holds dense d × d
 /// matrices (the negative Hessian, its factor; 32 MB each at d = 2000) and factors them.
 pub const WHITEN_MAX_DIM: usize = 2000;
@@ -178,6 +192,9 @@ pub(crate) struct LaplaceMap {
     pub map: AffineMap,
     /// Rows the mode and Hessian used.
     pub rows: usize,
+    /// The coarse search the mode search started from, on tall data: its rows and Newton
+    /// iterations.
+    pub coarse: Option<(usize, usize)>,
     /// Ridge added to the precision's diagonal (0: none).
     pub ridge: f64,
 }
@@ -214,12 +231,44 @@ pub(crate) fn laplace_map(
         grad_tol: 1e-8,
         ..ModeOptions::default()
     };
+    // On many rows, Newton first on every COARSE-th of them (its mode is within a few
+    // posterior standard deviations of the full one), then from there on all `rows`: two or
+    // three Hessians over the rows instead of five or six from `start`. The coarse search's
+    // evaluations are counted; when it fails the search starts from `start`.
+    let coarse_rows = rows / WHITEN_COARSE;
+    let tall = rows >= WHITEN_COARSE_FROM && coarse_rows >= d.max(1) * 10;
+    // On tall data both searches stop within 1 posterior sd of their mode (Newton decrement
+    // ≤ 1, see WHITEN_DECREMENT) rather than at ‖g‖∞ ≤ 10⁻⁸ n: the map is exact whatever θ̂
+    // and P, and one step from the coarse mode lands that close (the search then ends
+    // without another Hessian over the rows; P is the one at the coarse mode).
+    let opts = ModeOptions {
+        decrement_tol: if tall { WHITEN_DECREMENT } else { 0.0 },
+        ..opts
+    };
+    let coarse = if tall {
+        let subset: Vec<usize> = (0..coarse_rows).map(|k| (k * n) / coarse_rows).collect();
+        find_mode_subset(model, &subset, start, &opts)
+            .ok()
+            .filter(|r| r.mode.iter().all(|v| v.is_finite()))
+    } else {
+        None
+    };
+    let start = coarse.as_ref().map_or(start, |c| &c.mode[..]);
     let found = if rows == n {
         find_mode(model, start, &opts)
     } else {
         let subset: Vec<usize> = (0..rows).map(|k| (k * n) / rows).collect();
         find_mode_subset(model, &subset, start, &opts)
     };
+    let found = found.map(|mut r| {
+        if let Some(c) = &coarse {
+            r.lik_evals += c.lik_evals;
+            r.grad_evals += c.grad_evals;
+            r.hess_evals += c.hess_evals;
+        }
+        r
+    });
+    let coarse = coarse.map(|c| (coarse_rows, c.iterations));
     let fail = |note: String| ReparamInfo {
         kind: "failed",
         note,
@@ -263,6 +312,7 @@ pub(crate) fn laplace_map(
             mode: res,
             map,
             rows,
+            coarse,
             ridge,
         }),
         Err(_) => {
@@ -280,13 +330,20 @@ pub(crate) fn laplace_map(
 /// The note of an applied whitening (for run.json and the page).
 pub(crate) fn whiten_note(w: &LaplaceMap, n: usize) -> String {
     alloc::format!(
-        "θ = θ̂ + C⁻ᵀz from the mode and Hessian of {} ({} Newton iterations{})",
+        "θ = θ̂ + C⁻ᵀz from the mode and Hessian of {} ({} Newton iteration{}{}{})",
         if w.rows == n {
             String::from("all rows")
         } else {
             alloc::format!("{} evenly spaced rows (likelihood scaled by n/m)", w.rows)
         },
         w.mode.iterations,
+        if w.mode.iterations == 1 { "" } else { "s" },
+        match w.coarse {
+            Some((rows, it)) => {
+                alloc::format!(" from the mode of {rows} evenly spaced rows, {it} iterations")
+            }
+            None => String::new(),
+        },
         if w.ridge > 0.0 { ", ridge added" } else { "" },
     )
 }
@@ -348,9 +405,7 @@ impl<F: GlmFamily> Glm<F> {
             });
             let map = &w.map;
             for_each_piece(p, &mut self.design.x, PASS_CHUNK * d, &|_, rows| {
-                for row in rows.chunks_exact_mut(d) {
-                    map.grad_to_sampler(row);
-                }
+                map.grads_to_sampler(rows);
             });
         }
         let note = if d == 0 {

@@ -121,6 +121,12 @@ impl AffineMap {
         self.chol.solve_l(g);
     }
 
+    /// [`grad_to_sampler`](Self::grad_to_sampler) for each d-long row of `rows` (row-major),
+    /// eight rows at a time (the same bits).
+    pub fn grads_to_sampler(&self, rows: &mut [f64]) {
+        self.chol.solve_l_rows(rows);
+    }
+
     /// A user-scale function's value at the sampler point `z` and its gradient in sampler
     /// coordinates: `f(θ, g_θ)` gets θ = θ̂ + C⁻ᵀ z and a zeroed `g_θ` it accumulates into;
     /// C⁻¹ g_θ is added to `grad`. Returns f's value (a prior's, for the whitened models).

@@ -69,6 +69,12 @@ pub struct ModeOptions {
     /// matrix-free ([`neg_hessian_vec`], [`neg_hessian_diag`]). Newton's method forms the
     /// matrix at every step regardless.
     pub hessian: bool,
+    /// Newton only: also stop once the Newton decrement gᵀA⁻¹g at the current point, with A
+    /// the last negative Hessian formed, is at most this: the squared distance to the mode in
+    /// posterior standard deviations, the scale that matters for a Laplace reparametrisation.
+    /// The search then returns without forming the Hessian at the last point
+    /// ([`ModeResult::neg_hessian`] is the one at the point before). 0 (the default): off.
+    pub decrement_tol: f64,
 }
 
 impl Default for ModeOptions {
@@ -130,6 +136,7 @@ impl ModeOptions {
         grad_tol: 1e-10,
         memory: 10,
         hessian: true,
+        decrement_tol: 0.0,
     };
 
     /// Read [`MODE_PARAMS`]: `mode_method` (`newton` | `lbfgs`), `mode_max_iter`, `mode_tol`
@@ -146,12 +153,19 @@ impl ModeOptions {
             grad_tol: P_MODE_TOL.real(s)?,
             memory: P_MODE_MEMORY.int(s)?,
             hessian: true,
+            decrement_tol: 0.0,
         })
     }
 
     pub(crate) fn validate(&self) -> Result<(), Error> {
         if self.max_iter == 0 {
             return Err(Error::setting("mode_max_iter", "must be at least 1"));
+        }
+        if !(self.decrement_tol >= 0.0 && self.decrement_tol.is_finite()) {
+            return Err(Error::setting(
+                "decrement_tol",
+                "must be finite and non-negative",
+            ));
         }
         if !(self.grad_tol >= 0.0 && self.grad_tol.is_finite()) {
             return Err(Error::setting(

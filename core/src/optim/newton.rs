@@ -6,7 +6,9 @@
 //! the Newton step where log π is concave and tends to the gradient direction g/τ where it is
 //! not. Step θ ← θ + αp with α = 1, ½, ¼, … until the Armijo condition
 //! log π(θ + αp) ≥ log π(θ) + 10⁻⁴ α gᵀp holds. Once the predicted gain α gᵀp is below the
-//! rounding noise of log π, a step is accepted when it lowers ‖g‖∞ instead.
+//! rounding noise of log π, a step is accepted when it lowers ‖g‖∞ instead. With
+//! [`ModeOptions::decrement_tol`] > 0 the search also stops after a step once gᵀA⁻¹g, with the
+//! A of the step, is at most that tolerance (A is not formed again at the new point).
 
 use super::lbfgs::{lbfgs_maximize, LbfgsOptions};
 use super::objective::Objective;
@@ -174,8 +176,18 @@ fn newton(
                 } else {
                     f = obj.value_grad(&theta, &mut g);
                 }
-                obj.neg_hessian(&theta, &mut a);
                 converged = norm_inf(&g) <= tol;
+                if !converged && opts.decrement_tol > 0.0 {
+                    // The decrement with the Hessian already formed (no new one when it
+                    // says the mode is near enough).
+                    newton_direction(&a, d, &g, &mut work, &mut p);
+                    let dec = dot(&g, &p);
+                    if dec.is_finite() && (0.0..=opts.decrement_tol).contains(&dec) {
+                        converged = true;
+                        break;
+                    }
+                }
+                obj.neg_hessian(&theta, &mut a);
             }
         }
     }
