@@ -429,6 +429,31 @@ fn g_gathered_subsample_gives_the_same_bits() {
                         bits(&d2),
                         "{what}: misplaced mini-batch"
                     );
+                    // The difference estimator on the gathered subsample (its block sums take
+                    // each gradient as cₖ xₖ from the gathered rows) against the indexed
+                    // evaluation: ℓ̂, σ̂², log L̂ and the gradient, for several block counts.
+                    for blocks in [1, 7, 301] {
+                        let est = DiffEstimator::new(n, idx.len(), blocks).unwrap();
+                        let (mut e0, mut e1) = (DiffEval::default(), DiffEval::default());
+                        for with_grad in [true, false] {
+                            est.evaluate(m, &cv, &theta, &idx, with_grad, &mut e0);
+                            est.evaluate_gathered(
+                                m,
+                                &cv,
+                                &theta,
+                                &idx,
+                                Some(&g),
+                                with_grad,
+                                &mut e1,
+                            );
+                            let w = format!("{what}, {blocks} blocks, gradient {with_grad}");
+                            let scalars = |e: &DiffEval| bits(&[e.ell_hat, e.sigma2, e.log_lhat]);
+                            assert_eq!(scalars(&e0), scalars(&e1), "{w}: estimates");
+                            assert_eq!(bits(&e0.grad), bits(&e1.grad), "{w}: gradient");
+                            assert!(e0.log_lhat.is_finite(), "{w}");
+                            assert_eq!(e0.grad.len(), if with_grad { d } else { 0 }, "{w}");
+                        }
+                    }
                 }
             }
         }

@@ -349,6 +349,63 @@ impl ControlVariates {
     ) {
         let d = self.d;
         let with_grad = !gout.is_empty();
+        if (with_grad && gout.len() < idx.len() * d)
+            || !self.gathered_diffs(
+                model,
+                theta,
+                idx,
+                g,
+                start,
+                dout,
+                with_grad,
+                &mut |s, c, row| {
+                    for (gi, xi) in gout[s * d..(s + 1) * d].iter_mut().zip(row) {
+                        *gi = c * xi;
+                    }
+                },
+            )
+        {
+            self.diffs(model, theta, idx, dout, gout);
+        }
+    }
+
+    /// The differences dₖ(θ) of the gathered subsample `idx` (all of `g`, from position 0) into
+    /// `dout`, and for each datum the scalar cₖ = f′(ηₖ) − q′ₖ of its gradient ∇dₖ = cₖ xₖ into
+    /// `cout` (the gradient itself is not formed: [`DiffEstimator`](super::DiffEstimator)
+    /// accumulates cₖ xₖ from [`Gathered::rows`], the same bits as from the formed gradients).
+    /// False (nothing written) when `g` does not hold exactly `idx` for this model and centre.
+    pub fn diffs_gathered_scalars(
+        &self,
+        model: &dyn DataModel,
+        theta: &[f64],
+        idx: &[usize],
+        g: &Gathered,
+        dout: &mut [f64],
+        cout: &mut [f64],
+    ) -> bool {
+        if g.idx.len() != idx.len() || cout.len() < idx.len() {
+            return false;
+        }
+        self.gathered_diffs(model, theta, idx, g, 0, dout, true, &mut |s, c, _| {
+            cout[s] = c;
+        })
+    }
+
+    /// The gathered path of [`diffs_gathered_at`](Self::diffs_gathered_at): dₖ into `dout` and,
+    /// when `with_grad`, `sink(s, cₖ, xₖ)` for each position s; false when `g` does not fit.
+    #[allow(clippy::too_many_arguments)]
+    fn gathered_diffs(
+        &self,
+        model: &dyn DataModel,
+        theta: &[f64],
+        idx: &[usize],
+        g: &Gathered,
+        start: usize,
+        dout: &mut [f64],
+        with_grad: bool,
+        sink: &mut dyn FnMut(usize, f64, &[f64]),
+    ) -> bool {
+        let d = self.d;
         let fits = g.valid
             && g.d == d
             && theta.len() == d
@@ -356,11 +413,10 @@ impl ControlVariates {
             && model.dim() == d
             && g.idx.get(start..start.saturating_add(idx.len())) == Some(idx)
             && g.centre == self.centre
-            && dout.len() >= idx.len()
-            && (!with_grad || gout.len() >= idx.len() * d);
+            && dout.len() >= idx.len();
         let glm = match model.as_glm() {
             Some(glm) if fits && glm.design().x.as_ptr() as usize == g.design => glm,
-            _ => return self.diffs(model, theta, idx, dout, gout),
+            _ => return false,
         };
         let fam = glm.family();
         // Eight rows per sweep: their linear predictors as eight independent sums (each in
@@ -403,13 +459,11 @@ impl ControlVariates {
                 let (q, dq) = taylor(self.order, t, es[j]);
                 dout[s] = vs[j] - q;
                 if with_grad {
-                    let c = f1s[j] - dq;
-                    for (gi, xi) in gout[s * d..(s + 1) * d].iter_mut().zip(row(j)) {
-                        *gi = c * xi;
-                    }
+                    sink(s, f1s[j] - dq, row(j));
                 }
             }
         }
+        true
     }
 
     /// The differences dₖ(θ) = ℓₖ(θ) − qₖ(θ) for every k in `idx`, written to `dout`; when `gout`
@@ -565,6 +619,11 @@ impl Gathered {
     /// is not a GLM, or beyond the size limit).
     pub fn is_valid(&self) -> bool {
         self.valid
+    }
+
+    /// The gathered rows, position by position (m·d numbers, row-major).
+    pub fn rows(&self) -> &[f64] {
+        &self.rows
     }
 }
 

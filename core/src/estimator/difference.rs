@@ -44,6 +44,7 @@ pub struct DiffEval {
     has_grad: bool,
     dbuf: Vec<f64>,
     gbuf: Vec<f64>,
+    cbuf: Vec<f64>,
     /// ℓ̂(θ), unbiased for ℓ(θ).
     pub ell_hat: f64,
     /// σ̂²(θ), the estimated variance of ℓ̂.
@@ -170,8 +171,29 @@ impl DiffEstimator {
             cv.proxy_sum(theta, None)
         };
         let mut dbuf = core::mem::take(&mut out.dbuf);
-        let mut gbuf = core::mem::take(&mut out.gbuf);
         dbuf.resize(self.m, 0.0);
+        // A gathered GLM subsample with gradient: each ∇dₖ = cₖ xₖ is added to its block's
+        // sums straight from the gathered row (the same products, the same bits), without
+        // writing and reading back m·d gradients.
+        if let Some(g) = gathered.filter(|_| with_grad && d > 0) {
+            let mut cbuf = core::mem::take(&mut out.cbuf);
+            cbuf.resize(self.m, 0.0);
+            if cv.diffs_gathered_scalars(model, theta, idx, g, &mut dbuf, &mut cbuf) {
+                out.shift = dbuf.iter().sum::<f64>() / self.m as f64;
+                let rows = g.rows();
+                for b in 0..self.blocks {
+                    let r = self.block_range(b);
+                    let xs = &rows[r.start * d..r.end * d];
+                    accumulate_block_rows(out, b, &dbuf[r.clone()], &cbuf[r], xs);
+                }
+                out.dbuf = dbuf;
+                out.cbuf = cbuf;
+                self.finish(out);
+                return;
+            }
+            out.cbuf = cbuf;
+        }
+        let mut gbuf = core::mem::take(&mut out.gbuf);
         gbuf.resize(if with_grad { self.m * d } else { 0 }, 0.0);
         match gathered {
             Some(g) => cv.diffs_gathered(model, theta, idx, g, &mut dbuf, &mut gbuf),
@@ -279,6 +301,32 @@ fn accumulate_block(out: &mut DiffEval, g: usize, ds: &[f64], gs: &[f64]) {
             for i in 0..d {
                 v2[i] += e * gr[i];
             }
+        }
+    }
+    out.s1[g] += s1;
+    out.s2[g] += s2;
+}
+
+/// [`accumulate_block`] with each gradient given as cⱼ xⱼ (`cs` the scalars, `xs` the rows,
+/// row-major): the products cⱼ xⱼᵢ formed here, as the gathered evaluation forms them, and added
+/// in the same order (the same bits).
+fn accumulate_block_rows(out: &mut DiffEval, g: usize, ds: &[f64], cs: &[f64], xs: &[f64]) {
+    let d = out.d;
+    let c = out.shift;
+    let mut s1 = 0.0;
+    let mut s2 = 0.0;
+    let (v1, v2) = (
+        &mut out.v1[g * d..(g + 1) * d],
+        &mut out.v2[g * d..(g + 1) * d],
+    );
+    for ((&dv, &cj), x) in ds.iter().zip(cs).zip(xs.chunks_exact(d.max(1))) {
+        let e = dv - c;
+        s1 += e;
+        s2 += e * e;
+        for ((a, b), &xi) in v1.iter_mut().zip(v2.iter_mut()).zip(x) {
+            let gi = cj * xi;
+            *a += gi;
+            *b += e * gi;
         }
     }
     out.s1[g] += s1;
