@@ -184,74 +184,15 @@ fn parse_with(
         .trim(csv::Trim::All)
         .from_reader(bytes);
     let mut rec = csv::ByteRecord::new();
-    let located = |e: csv::Error| {
-        let line = e.position().map(|p| p.line());
-        err(
-            source_name,
-            line,
-            None,
-            CsvErrorKind::Malformed(e.to_string()),
-        )
-    };
-
-    // Header.
-    if !rdr.read_byte_record(&mut rec).map_err(located)? {
-        return Err(err(source_name, None, None, CsvErrorKind::Empty));
-    }
+    let located = |e: csv::Error| located(source_name, e);
     let mut counter = LineCounter::new(bytes);
-    let header_line = counter.line_at(&rec);
-    let mut names: Vec<String> = Vec::with_capacity(rec.len());
-    // Name → first position: the duplicate check is linear in the number of columns.
-    let mut seen: std::collections::HashMap<&str, usize> =
-        std::collections::HashMap::with_capacity(rec.len());
-    for (j, cell) in rec.iter().enumerate() {
-        let name = std::str::from_utf8(unquote_spaced(cell)).map_err(|_| {
-            err(
-                source_name,
-                Some(header_line),
-                Some(format!("{}", j + 1)),
-                CsvErrorKind::NotUtf8,
-            )
-        })?;
-        if name.is_empty() {
-            // A lone empty line is skipped by the reader, so a one-field empty header cannot
-            // occur; an empty name among others is an error.
-            return Err(err(
-                source_name,
-                Some(header_line),
-                None,
-                CsvErrorKind::EmptyColumnName { position: j + 1 },
-            ));
-        }
-        if let Some(&k) = seen.get(name) {
-            return Err(err(
-                source_name,
-                Some(header_line),
-                Some(name.to_string()),
-                CsvErrorKind::DuplicateColumn {
-                    first_position: k + 1,
-                },
-            ));
-        }
-        seen.insert(name, j);
-        names.push(name.to_string());
-    }
-    if names.iter().all(|n| n.parse::<f64>().is_ok()) {
-        return Err(err(
-            source_name,
-            Some(header_line),
-            None,
-            CsvErrorKind::HeaderLooksNumeric {
-                first: names[0].clone(),
-            },
-        ));
-    }
+    let (names, header_line) = read_header(&mut rdr, &mut rec, &mut counter, source_name)?;
 
     // Data rows: the plain case (every row on its own line, unquoted numbers) split across
     // the cores; anything else, or any error, by the reader below (which finds the same values
     // and gives the precise message).
     let ncol = names.len();
-    let body_at = (rdr.position().byte() as usize).min(bytes.len());
+    let body_at = header_end(bytes, rdr.position().byte() as usize);
     if plain_path && header_line == 1 && plain_header(&bytes[..body_at]) {
         let body = &bytes[body_at..];
         if let Some(columns) = fast::parse_body(body, ncol) {
@@ -314,6 +255,126 @@ fn parse_with(
         )
     })?;
     Ok((table, RowLines { lines }))
+}
+
+/// The header record: the names (each checked: UTF-8, non-empty, unique; not all numbers) and
+/// the header's line.
+fn read_header(
+    rdr: &mut csv::Reader<&[u8]>,
+    rec: &mut csv::ByteRecord,
+    counter: &mut LineCounter<'_>,
+    source_name: &str,
+) -> Result<(Vec<String>, u64), CsvError> {
+    if !rdr
+        .read_byte_record(rec)
+        .map_err(|e| located(source_name, e))?
+    {
+        return Err(err(source_name, None, None, CsvErrorKind::Empty));
+    }
+    let header_line = counter.line_at(rec);
+    let mut names: Vec<String> = Vec::with_capacity(rec.len());
+    // Name → first position: the duplicate check is linear in the number of columns.
+    let mut seen: std::collections::HashMap<&str, usize> =
+        std::collections::HashMap::with_capacity(rec.len());
+    for (j, cell) in rec.iter().enumerate() {
+        let name = std::str::from_utf8(unquote_spaced(cell)).map_err(|_| {
+            err(
+                source_name,
+                Some(header_line),
+                Some(format!("{}", j + 1)),
+                CsvErrorKind::NotUtf8,
+            )
+        })?;
+        if name.is_empty() {
+            // A lone empty line is skipped by the reader, so a one-field empty header cannot
+            // occur; an empty name among others is an error.
+            return Err(err(
+                source_name,
+                Some(header_line),
+                None,
+                CsvErrorKind::EmptyColumnName { position: j + 1 },
+            ));
+        }
+        if let Some(&k) = seen.get(name) {
+            return Err(err(
+                source_name,
+                Some(header_line),
+                Some(name.to_string()),
+                CsvErrorKind::DuplicateColumn {
+                    first_position: k + 1,
+                },
+            ));
+        }
+        seen.insert(name, j);
+        names.push(name.to_string());
+    }
+    if names.iter().all(|n| n.parse::<f64>().is_ok()) {
+        return Err(err(
+            source_name,
+            Some(header_line),
+            None,
+            CsvErrorKind::HeaderLooksNumeric {
+                first: names[0].clone(),
+            },
+        ));
+    }
+    Ok((names, header_line))
+}
+
+/// A CSV reader's error, located by its line when it has one.
+fn located(source_name: &str, e: csv::Error) -> CsvError {
+    let line = e.position().map(|p| p.line());
+    err(
+        source_name,
+        line,
+        None,
+        CsvErrorKind::Malformed(e.to_string()),
+    )
+}
+
+/// The column names of a CSV whose first line is a plain header (on line 1, one line, no
+/// quotes), and the offset of the byte after it, from `head` (the file's first bytes, holding
+/// at least the header line and its line break): the names [`parse_csv_located`] gives, checked
+/// the same way. `None` for any other start (a blank first line, quotes, a header that is an
+/// error), which the whole-file parse then handles. With [`parse_plain_body`] on the rest of
+/// the file in pieces, a file can be read in blocks (`csvfile`) with the same result.
+pub fn plain_names(head: &[u8], source_name: &str) -> Option<(Vec<String>, usize)> {
+    let bom = if head.starts_with(b"\xEF\xBB\xBF") {
+        3
+    } else {
+        0
+    };
+    let bytes = &head[bom..];
+    let mut rdr = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .trim(csv::Trim::All)
+        .from_reader(bytes);
+    let mut rec = csv::ByteRecord::new();
+    let mut counter = LineCounter::new(bytes);
+    let (names, header_line) = read_header(&mut rdr, &mut rec, &mut counter, source_name).ok()?;
+    let body_at = header_end(bytes, rdr.position().byte() as usize);
+    (header_line == 1 && plain_header(&bytes[..body_at])).then_some((names, bom + body_at))
+}
+
+/// The offset just after the header record, which the reader reports at `at`: past the `\n` of
+/// a `\r\n` line ending too (the reader stops after the `\r`), so that a body with Windows line
+/// endings starts at its first row.
+fn header_end(bytes: &[u8], at: usize) -> usize {
+    let at = at.min(bytes.len());
+    if at > 0 && bytes[at - 1] == b'\r' && bytes.get(at) == Some(&b'\n') {
+        at + 1
+    } else {
+        at
+    }
+}
+
+/// The columns of the body of a plain CSV (the bytes after a [`plain_names`] header, or any
+/// run of its whole lines) with `ncol` columns, when every line is plain (unquoted finite
+/// numbers, exactly `ncol` cells, no blank line): what [`parse_csv_located`] finds for those
+/// lines. `None` otherwise (the whole-file parse then decides, and names any error).
+pub fn parse_plain_body(body: &[u8], ncol: usize) -> Option<Vec<Vec<f64>>> {
+    fast::parse_body(body, ncol)
 }
 
 /// Whether the header's bytes (up to the first data row) are one line without quotes, so that

@@ -7,6 +7,8 @@
 #[cfg(feature = "columnar")]
 pub mod columnar;
 pub mod csvdata;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod csvfile;
 pub mod messages;
 pub mod npy;
 #[cfg(not(target_arch = "wasm32"))]

@@ -14,7 +14,8 @@ use serde_json::json;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
-use tallmc_cli::csvdata::{parse_csv_located, push_f64, push_field, shorten, write_header};
+use tallmc_cli::csvdata::{push_f64, push_field, shorten, write_header};
+use tallmc_cli::csvfile::{read_csv_file, CsvFileError};
 use tallmc_core::chain::{run_chain, Chain, Cost, Phase};
 use tallmc_core::data::DesignSpec;
 use tallmc_core::diag;
@@ -167,8 +168,8 @@ pub fn run(a: &RunArgs) -> Result<(), CliError> {
     let cannot_read = |e: std::io::Error| {
         CliError::input(format!("cannot read data file {data_name}: {}", io_msg(&e)))
     };
-    // Parquet and Arrow IPC (recognised by their first bytes) are decoded from the file
-    // straight into the table's columns; the other formats are read whole first.
+    // The format from the file's first bytes: Parquet and Arrow IPC are decoded from the file
+    // straight into the table's columns, NumPy's files are read whole first, a CSV in blocks.
     let columnar = {
         use std::io::Read;
         let mut f = std::fs::File::open(&a.data).map_err(cannot_read)?;
@@ -182,21 +183,29 @@ pub fn run(a: &RunArgs) -> Result<(), CliError> {
                 Err(e) => return Err(cannot_read(e)),
             }
         }
-        tallmc_cli::columnar::detect(&head[..got])
+        (
+            tallmc_cli::columnar::detect(&head[..got]),
+            tallmc_cli::npy::is_numpy(&head[..got]),
+        )
     };
-    let (table, lines) = if let Some(format) = columnar {
-        let t = tallmc_cli::columnar::read_columnar(&a.data, format, &data_name)
-            .map_err(CliError::input)?;
-        (t, None)
-    } else {
-        let bytes = std::fs::read(&a.data).map_err(cannot_read)?;
-        // NumPy's binary .npz/.npy (recognised by their first bytes), else CSV.
-        if tallmc_cli::npy::is_numpy(&bytes) {
+    let (table, lines) = match columnar {
+        (Some(format), _) => {
+            let t = tallmc_cli::columnar::read_columnar(&a.data, format, &data_name)
+                .map_err(CliError::input)?;
+            (t, None)
+        }
+        // NumPy's binary .npz/.npy (recognised by their first bytes), read whole.
+        (None, true) => {
+            let bytes = std::fs::read(&a.data).map_err(cannot_read)?;
             let t = tallmc_cli::npy::read_numpy(&bytes, &data_name).map_err(CliError::input)?;
             (t, None)
-        } else {
-            let (t, l) = parse_csv_located(&bytes, &data_name)
-                .map_err(|e| CliError::input(e.to_string()))?;
+        }
+        // CSV, in blocks when it is plain (tallmc_cli::csvfile).
+        (None, false) => {
+            let (t, l) = read_csv_file(&a.data, &data_name).map_err(|e| match e {
+                CsvFileError::Io(e) => cannot_read(e),
+                CsvFileError::Csv(e) => CliError::input(e.to_string()),
+            })?;
             (t, Some(l))
         }
     };
