@@ -57,25 +57,13 @@ fn read_with(
     parse_csv_located(&buf, source_name).map_err(CsvFileError::Csv)
 }
 
-/// Reads into `buf` until it holds `want` bytes or the file ends; false at the end of the file.
+/// Reads into `buf` until it holds `want` bytes or the file ends (into its spare capacity,
+/// without clearing it first); false at the end of the file.
 fn fill(file: &mut std::fs::File, buf: &mut Vec<u8>, want: usize) -> std::io::Result<bool> {
-    while buf.len() < want {
-        let have = buf.len();
-        buf.resize(want, 0);
-        match file.read(&mut buf[have..]) {
-            Ok(0) => {
-                buf.truncate(have);
-                return Ok(false);
-            }
-            Ok(k) => buf.truncate(have + k),
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => buf.truncate(have),
-            Err(e) => {
-                buf.truncate(have);
-                return Err(e);
-            }
-        }
-    }
-    Ok(true)
+    let need = want.saturating_sub(buf.len());
+    buf.reserve(need);
+    let got = file.take(need as u64).read_to_end(buf)?;
+    Ok(got == need)
 }
 
 /// The table when the file is plain, parsed block by block (each block's whole lines, the
