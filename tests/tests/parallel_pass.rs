@@ -122,6 +122,36 @@ fn control_variates_on_threads_give_the_same_bits() {
             let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
             assert_eq!(bits(c1.sum_grad()), bits(c2.sum_grad()), "n = {n}: A");
             assert_eq!(bits(c1.sum_hess()), bits(c2.sum_hess()), "n = {n}: B");
+            // The per-datum terms (computed in pieces on the threads) and Σℓ*, through the
+            // differences at rows across every piece and the proxy sum; and the same again when
+            // the cache is built in the buffers of control variates at another centre.
+            let other: Vec<f64> = centre.iter().map(|c| c + 0.3).collect();
+            let reused = ControlVariates::new_reusing(
+                &*many,
+                &centre,
+                order,
+                Some(ControlVariates::new(&*many, &other, 2).unwrap()),
+            )
+            .unwrap();
+            let theta: Vec<f64> = centre.iter().map(|c| c - 0.2).collect();
+            let idx: Vec<usize> = (0..n).step_by(97).collect();
+            let diffs = |c: &ControlVariates| {
+                let (mut dv, mut gv) = (vec![0.0; idx.len()], vec![0.0; idx.len() * d]);
+                c.diffs(&*one, &theta, &idx, &mut dv, &mut gv);
+                (bits(&dv), bits(&gv), c.proxy_sum(&theta, None).to_bits())
+            };
+            let want = diffs(&c1);
+            assert_eq!(diffs(&c2), want, "n = {n}, order {order}: terms on threads");
+            assert_eq!(
+                diffs(&reused),
+                want,
+                "n = {n}, order {order}: reused buffers"
+            );
+            assert_eq!(
+                bits(reused.sum_hess()),
+                bits(c1.sum_hess()),
+                "n = {n}: reused B"
+            );
             // against the per-datum sums
             let (mut a, mut b) = (vec![0.0; d], vec![0.0; d * d]);
             for k in 0..n {

@@ -25,13 +25,9 @@ const MAX_GENERAL_CACHE: usize = 40_000_000;
 
 #[derive(Debug, Clone)]
 enum Cache {
-    /// Per datum: ηₖ*, f(yₖ, ηₖ*), f′, f″.
-    Glm {
-        eta: Vec<f64>,
-        l: Vec<f64>,
-        d1: Vec<f64>,
-        d2: Vec<f64>,
-    },
+    /// Per datum k: [ηₖ*, f(yₖ, ηₖ*), f′, f″] at `terms[4k..4k + 4]` (one cache line, not four,
+    /// for a datum read at random).
+    Glm { terms: Vec<f64> },
     /// Per datum: ℓₖ(θ*), ∇ℓₖ(θ*) (n·d), Hₖ(θ*) (n·d², order 2 only).
     General {
         l: Vec<f64>,
@@ -58,6 +54,19 @@ impl ControlVariates {
     /// data (n joint value/gradient/Hessian evaluations, see [`full_pass_cost`](Self::full_pass_cost)).
     /// B = Σₖ Hₖ(θ*) is always computed (it gives the mass matrix), whatever the order.
     pub fn new(model: &dyn DataModel, centre: &[f64], order: usize) -> Result<Self, Error> {
+        Self::new_reusing(model, centre, order, None)
+    }
+
+    /// [`new`](Self::new), writing the per-datum cache into the buffers of `spare` (control
+    /// variates no longer used, e.g. the centre before last of a warm-up) instead of fresh
+    /// memory: the same values (every entry is written). On tall data a fresh cache is 4n
+    /// numbers of new pages for the kernel to clear at every re-centring.
+    pub fn new_reusing(
+        model: &dyn DataModel,
+        centre: &[f64],
+        order: usize,
+        spare: Option<ControlVariates>,
+    ) -> Result<Self, Error> {
         let d = model.dim();
         let n = model.n();
         Error::check_dim("control-variate centre", d, centre.len())?;
@@ -85,11 +94,23 @@ impl ControlVariates {
                     got: design.n * design.d,
                 });
             }
-            let mut eta = vec![0.0; n];
-            let mut l = vec![0.0; n];
-            let mut d1 = vec![0.0; n];
-            let mut d2 = vec![0.0; n];
-            sum_l = glm.terms_all(centre, &mut eta, &mut l, &mut d1, &mut d2);
+            // [ηₖ*, f*, f′*, f″*] per datum, side by side; the rows in pieces of PASS_CHUNK on
+            // the model's threads (each row's numbers do not depend on the piece), then Σℓ* in
+            // row order.
+            let mut terms = match spare.map(|c| c.cache) {
+                Some(Cache::Glm { terms }) => terms,
+                _ => Vec::new(),
+            };
+            terms.resize(4 * n, 0.0);
+            crate::parallel::for_each_piece(
+                model.parallel(),
+                &mut terms,
+                4 * PASS_CHUNK,
+                &|c, t| glm.terms_rows(centre, c * PASS_CHUNK, t),
+            );
+            for t in terms.chunks_exact(4) {
+                sum_l += t[1];
+            }
             // A = Σₖ f′ₖ xₖ and the lower triangle of B = Σₖ f″ₖ xₖxₖᵀ: each chunk of
             // `PASS_CHUNK` rows summed from zero in row order, the chunks' sums added in chunk
             // order (one chunk: the rows straight into A and B), so the bits do not depend on
@@ -98,12 +119,12 @@ impl ControlVariates {
             let range = |c: usize| c * PASS_CHUNK..((c + 1) * PASS_CHUNK).min(n);
             let tri = d * (d + 1) / 2;
             if chunks <= 1 {
-                add_grad_hess_rows(design, &d1, &d2, 0..n, &mut a, &mut b);
+                add_grad_hess_rows(design, &terms, 0..n, &mut a, &mut b);
             } else {
                 let job = |c: usize, out: &mut [f64]| {
                     let (ac, bc) = out.split_at_mut(d);
                     let mut full = vec![0.0; d * d];
-                    add_grad_hess_rows(design, &d1, &d2, range(c), ac, &mut full);
+                    add_grad_hess_rows(design, &terms, range(c), ac, &mut full);
                     let mut t = 0;
                     for i in 0..d {
                         bc[t..t + i + 1].copy_from_slice(&full[i * d..i * d + i + 1]);
@@ -135,7 +156,7 @@ impl ControlVariates {
                     b[j * d + i] = b[i * d + j];
                 }
             }
-            Cache::Glm { eta, l, d1, d2 }
+            Cache::Glm { terms }
         } else {
             let per = 1 + d + if order == 2 { d * d } else { 0 };
             if n.saturating_mul(per) > MAX_GENERAL_CACHE {
@@ -266,7 +287,7 @@ impl ControlVariates {
     /// gather, and every datum's cached terms when the centre moved.
     pub fn gather(&self, model: &dyn DataModel, idx: &[usize], g: &mut Gathered) -> bool {
         let d = self.d;
-        let (Cache::Glm { eta, l, d1, d2 }, Some(glm)) = (&self.cache, model.as_glm()) else {
+        let (Cache::Glm { terms }, Some(glm)) = (&self.cache, model.as_glm()) else {
             g.valid = false;
             return false;
         };
@@ -306,7 +327,7 @@ impl ControlVariates {
                 g.idx[s] = k;
             }
             if new_row || !same_centre {
-                g.terms[s][2..].copy_from_slice(&[eta[k], l[k], d1[k], d2[k]]);
+                g.terms[s][2..].copy_from_slice(&terms[4 * k..4 * k + 4]);
             }
         }
         g.design = addr;
@@ -491,7 +512,7 @@ impl ControlVariates {
             return;
         }
         match &self.cache {
-            Cache::Glm { eta, l, d1, d2 } => {
+            Cache::Glm { terms } => {
                 let Some(glm) = model.as_glm() else {
                     dout.iter_mut().for_each(|x| *x = f64::NAN);
                     gout.iter_mut().for_each(|x| *x = f64::NAN);
@@ -502,7 +523,8 @@ impl ControlVariates {
                 for (s, &k) in idx.iter().enumerate() {
                     let row = design.row(k);
                     let e = glm.eta(theta, k);
-                    let t = [design.y[k], 0.0, eta[k], l[k], d1[k], d2[k]];
+                    let c = &terms[4 * k..4 * k + 4];
+                    let t = [design.y[k], 0.0, c[0], c[1], c[2], c[3]];
                     let g = with_grad.then(|| &mut gout[s * d..(s + 1) * d]);
                     dout[s] = glm_diff(self.order, fam, &t, e, row, g);
                 }
@@ -632,8 +654,7 @@ impl Gathered {
 /// with B loaded and stored once per eight rows instead of once per row.
 fn add_grad_hess_rows(
     design: &crate::data::Design,
-    d1: &[f64],
-    d2: &[f64],
+    terms: &[f64],
     rows: core::ops::Range<usize>,
     a: &mut [f64],
     b: &mut [f64],
@@ -643,8 +664,8 @@ fn add_grad_hess_rows(
     let full = rows.start + (rows.len() - rows.len() % R);
     for k0 in (rows.start..full).step_by(R) {
         let r: [&[f64]; R] = core::array::from_fn(|q| design.row(k0 + q));
-        let f1: [f64; R] = core::array::from_fn(|q| d1[k0 + q]);
-        let f2: [f64; R] = core::array::from_fn(|q| d2[k0 + q]);
+        let f1: [f64; R] = core::array::from_fn(|q| terms[4 * (k0 + q) + 2]);
+        let f2: [f64; R] = core::array::from_fn(|q| terms[4 * (k0 + q) + 3]);
         for i in 0..d {
             let mut s = a[i];
             for q in 0..R {
@@ -665,9 +686,10 @@ fn add_grad_hess_rows(
     }
     for k in full..rows.end {
         let row = design.row(k);
+        let (d1, d2) = (terms[4 * k + 2], terms[4 * k + 3]);
         for i in 0..d {
-            a[i] += d1[k] * row[i];
-            let ri = d2[k] * row[i];
+            a[i] += d1 * row[i];
+            let ri = d2 * row[i];
             for j in 0..=i {
                 b[i * d + j] += ri * row[j];
             }

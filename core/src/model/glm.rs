@@ -880,32 +880,26 @@ impl<F: GlmFamily> GlmView for Glm<F> {
     fn offset(&self) -> Option<&[f64]> {
         self.offset.as_deref()
     }
-    fn terms_all(
-        &self,
-        theta: &[f64],
-        eta: &mut [f64],
-        l: &mut [f64],
-        d1: &mut [f64],
-        d2: &mut [f64],
-    ) -> f64 {
+    fn terms_rows(&self, theta: &[f64], start: usize, out: &mut [f64]) {
         let (n, d) = (self.design.n, self.design.d);
-        let (eta, l, d1, d2) = (&mut eta[..n], &mut l[..n], &mut d1[..n], &mut d2[..n]);
-        let mut total = 0.0;
-        let mut b0 = 0;
-        while b0 < n {
-            let b1 = (b0 + PASS_BLOCK).min(n);
-            self.block_eta(theta, b0, &self.design.x[b0 * d..b1 * d], &mut eta[b0..b1]);
-            for k in b0..b1 {
-                let (y, e) = (self.design.y[k], eta[k]);
+        let end = (start + out.len() / 4).min(n);
+        let mut eta = [0.0f64; PASS_BLOCK];
+        let mut b0 = start;
+        while b0 < end {
+            let b1 = (b0 + PASS_BLOCK).min(end);
+            let eta = &mut eta[..b1 - b0];
+            self.block_eta(theta, b0, &self.design.x[b0 * d..b1 * d], eta);
+            let t = &mut out[4 * (b0 - start)..4 * (b1 - start)];
+            for ((t, &e), &y) in t
+                .chunks_exact_mut(4)
+                .zip(eta.iter())
+                .zip(&self.design.y[b0..b1])
+            {
                 let (v, f1) = self.family.value_d1(y, e);
-                l[k] = v;
-                d1[k] = f1;
-                d2[k] = self.family.d2(y, e);
-                total += v;
+                t.copy_from_slice(&[e, v, f1, self.family.d2(y, e)]);
             }
             b0 = b1;
         }
-        total
     }
 }
 

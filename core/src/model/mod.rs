@@ -235,31 +235,18 @@ pub trait GlmView: Send + Sync {
             None => s,
         }
     }
-    /// For every row i: ηᵢ, f(yᵢ, ηᵢ), f′ and f″ written into `eta`, `l`, `d1`, `d2` (each of
-    /// length n); returns Σᵢ f(yᵢ, ηᵢ) summed in row order. The same bits as
-    /// [`eta`](GlmView::eta) and the family's functions row by row (a GLM overrides it with
-    /// one pass in blocks, without a virtual call per row).
-    fn terms_all(
-        &self,
-        theta: &[f64],
-        eta: &mut [f64],
-        l: &mut [f64],
-        d1: &mut [f64],
-        d2: &mut [f64],
-    ) -> f64 {
+    /// For the rows `start..start + out.len() / 4`: [ηᵢ, f(yᵢ, ηᵢ), f′, f″] written to
+    /// `out[4(i − start)..]` (the control variates' per-datum terms, one row's four numbers
+    /// side by side). The same bits as [`eta`](GlmView::eta) and the family's functions row by
+    /// row (a GLM overrides it with one pass in blocks, without a virtual call per row).
+    fn terms_rows(&self, theta: &[f64], start: usize, out: &mut [f64]) {
         let fam = self.family();
         let y = &self.design().y;
-        let mut total = 0.0;
-        for k in 0..y.len().min(eta.len()) {
+        for (k, t) in (start..y.len()).zip(out.chunks_exact_mut(4)) {
             let e = self.eta(theta, k);
             let (v, f1) = fam.value_d1(y[k], e);
-            eta[k] = e;
-            l[k] = v;
-            d1[k] = f1;
-            d2[k] = fam.d2(y[k], e);
-            total += v;
+            t.copy_from_slice(&[e, v, f1, fam.d2(y[k], e)]);
         }
-        total
     }
 }
 

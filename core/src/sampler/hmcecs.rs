@@ -472,6 +472,9 @@ pub struct EcsWarmup {
     // change hmc-ecs's golden draws wherever the clamp or the restart differ.
     da: Option<DualAveraging>,
     window: Vec<Vec<f64>>,
+    /// The control variates replaced at the last re-centring, whose buffers the next one reuses
+    /// (dropped when warm-up ends).
+    spare_cv: Option<ControlVariates>,
 }
 
 /// A running HMC-ECS chain (perturbed or signed): [`HmcEcs`] with [`EcsWarmup`] on the
@@ -562,6 +565,7 @@ impl Driver<HmcEcs, Arc<dyn DataModel>, EcsWarmup> {
             warmup,
             da,
             window: Vec::new(),
+            spare_cv: None,
         };
         Ok(Driver::from_parts(
             kernel, model, state, schedule, names, warmup, setup,
@@ -700,7 +704,10 @@ impl EcsWarmup {
         };
         let mut evals = 0u64;
         if self.cfg.recentre {
-            if let Ok(cv) = ControlVariates::new(model, &mean, self.cfg.order) {
+            // The new cache in the buffers of the centre before the current one (the current
+            // one stays in use until the new one is built).
+            let spare = self.spare_cv.take();
+            if let Ok(cv) = ControlVariates::new_reusing(model, &mean, self.cfg.order, spare) {
                 evals += cv.full_pass_cost();
                 let d_prec = {
                     let mut h = cv.sum_hess().to_vec();
@@ -710,7 +717,7 @@ impl EcsWarmup {
                 if Cholesky::new(&d_prec, d).is_ok() {
                     kernel.metric = metric_from_precision(&d_prec, d);
                 }
-                kernel.cv = cv;
+                self.spare_cv = Some(core::mem::replace(&mut kernel.cv, cv));
             }
         }
         if self.cfg.m.is_none() {
@@ -740,6 +747,7 @@ impl EcsWarmup {
         rng: &mut ChainRng,
     ) -> u64 {
         let mut evals = 0;
+        self.spare_cv = None;
         if let Some(da) = &self.da {
             let eps = da.final_step_size().clamp(1e-10, 1e3);
             kernel.step_size = eps;
