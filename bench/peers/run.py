@@ -394,7 +394,8 @@ def main():
           f"{fmt(tn['min_ess_tail'])} (NUTS inside), NumPyro {fmt(r2['min_ess_tail'])}. On min(bulk, tail) "
           f"ESS per second of chain time: tallmc {both(th) / th['chains'] / np_both_s:.1f}× (static L), "
           f"{both(tn) / tn['chains'] / np_both_s:.1f}× (NUTS inside); whole process "
-          f"{both(th) / th['process'] / np_both_s:.1f}×.")
+          f"{both(th) / th['process'] / np_both_s:.1f}× (CSV), "
+          f"{both(tz) / tz['process'] / np_both_s:.1f}× (`.npz`).")
     print(f"The `.npz` run's draws are {'identical to' if same_draws else 'NOT identical to'} "
           f"the CSV run's (draws.csv compared byte for byte).")
     print(f"Commands: tallmc {th['cmd']}")
