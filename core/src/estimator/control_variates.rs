@@ -442,28 +442,35 @@ impl ControlVariates {
         let fam = glm.family();
         // Eight rows per sweep: their linear predictors as eight independent sums (each in
         // index order, as `dot`), the family's values in one call, then the differences.
+        // In chunks of C data: their linear predictors eight rows per sweep (each a sum in
+        // index order, as `dot`), the family's values for the whole chunk in one call (one
+        // virtual call per chunk, a loop long enough to vectorise), then the differences.
         const R: usize = 8;
+        const C: usize = 256;
         let m = idx.len();
         let (rows, all_terms) = (&g.rows[start * d..], &g.terms[start..]);
-        let (mut ys, mut es, mut vs, mut f1s) = ([0.0; R], [0.0; R], [0.0; R], [0.0; R]);
-        for s0 in (0..m).step_by(R) {
-            let len = R.min(m - s0);
-            let row = |j: usize| &rows[(s0 + j) * d..(s0 + j + 1) * d];
-            if len == R {
-                let r: [&[f64]; R] = core::array::from_fn(row);
-                let mut acc = [0.0f64; R];
-                for (k, &t) in theta.iter().enumerate() {
-                    for j in 0..R {
-                        acc[j] += r[j][k] * t;
+        let (mut ys, mut es, mut vs, mut f1s) = ([0.0; C], [0.0; C], [0.0; C], [0.0; C]);
+        for c0 in (0..m).step_by(C) {
+            let clen = C.min(m - c0);
+            let row = |j: usize| &rows[(c0 + j) * d..(c0 + j + 1) * d];
+            for s0 in (0..clen).step_by(R) {
+                let len = R.min(clen - s0);
+                if len == R {
+                    let r: [&[f64]; R] = core::array::from_fn(|j| row(s0 + j));
+                    let mut acc = [0.0f64; R];
+                    for (k, &t) in theta.iter().enumerate() {
+                        for j in 0..R {
+                            acc[j] += r[j][k] * t;
+                        }
+                    }
+                    es[s0..s0 + R].copy_from_slice(&acc);
+                } else {
+                    for (j, e) in es[s0..s0 + len].iter_mut().enumerate() {
+                        *e = crate::linalg::dot(row(s0 + j), theta);
                     }
                 }
-                es = acc;
-            } else {
-                for (j, e) in es[..len].iter_mut().enumerate() {
-                    *e = crate::linalg::dot(row(j), theta);
-                }
             }
-            let terms = &all_terms[s0..s0 + len];
+            let terms = &all_terms[c0..c0 + clen];
             for ((y, e), t) in ys.iter_mut().zip(es.iter_mut()).zip(terms) {
                 *y = t[0];
                 if g.has_offset {
@@ -471,12 +478,12 @@ impl ControlVariates {
                 }
             }
             if with_grad {
-                fam.value_d1_many(&ys[..len], &es[..len], &mut vs[..len], &mut f1s[..len]);
+                fam.value_d1_many(&ys[..clen], &es[..clen], &mut vs[..clen], &mut f1s[..clen]);
             } else {
-                fam.value_many(&ys[..len], &es[..len], &mut vs[..len]);
+                fam.value_many(&ys[..clen], &es[..clen], &mut vs[..clen]);
             }
             for (j, t) in terms.iter().enumerate() {
-                let s = s0 + j;
+                let s = c0 + j;
                 let (q, dq) = taylor(self.order, t, es[j]);
                 dout[s] = vs[j] - q;
                 if with_grad {
