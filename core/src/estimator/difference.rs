@@ -267,16 +267,22 @@ impl DiffEstimator {
         if out.has_grad {
             let d = out.d;
             let dbar = s1 / m;
-            for i in 0..d {
-                let mut v1 = 0.0;
-                let mut v2 = 0.0;
-                for g in 0..self.blocks {
-                    v1 += out.v1[g * d + i];
-                    v2 += out.v2[g * d + i];
+            // V₁ and V₂ summed over the blocks in block order for each coordinate (block by
+            // block over contiguous rows of the block sums; the same additions per coordinate).
+            let (mut v1, mut v2) = (core::mem::take(&mut out.grad), alloc::vec![0.0; d]);
+            v1.clear();
+            v1.resize(d, 0.0);
+            for (b1, b2) in out.v1.chunks_exact(d.max(1)).zip(out.v2.chunks_exact(d.max(1))) {
+                for i in 0..d {
+                    v1[i] += b1[i];
+                    v2[i] += b2[i];
                 }
-                // ∇ℓ̂ − ½∇σ̂² = ∇Σq + (n/m)V₁ − (n/m)²(V₂ − d̄V₁)
-                out.grad[i] = out.proxy_grad[i] + nm * v1 - nm * nm * (v2 - dbar * v1);
             }
+            for i in 0..d {
+                // ∇ℓ̂ − ½∇σ̂² = ∇Σq + (n/m)V₁ − (n/m)²(V₂ − d̄V₁)
+                v1[i] = out.proxy_grad[i] + nm * v1[i] - nm * nm * (v2[i] - dbar * v1[i]);
+            }
+            out.grad = v1;
         }
     }
 }
