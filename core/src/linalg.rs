@@ -122,18 +122,31 @@ impl Cholesky {
         if d == 0 {
             return;
         }
+        // The eight rows transposed (t[k] holds coordinate k of each), so that each step of a
+        // substitution is one operation on eight contiguous numbers.
+        let mut t: alloc::vec::Vec<[f64; R]> = alloc::vec![[0.0; R]; d];
         let mut octs = rows.chunks_exact_mut(R * d);
         for block in &mut octs {
+            for (k, tk) in t.iter_mut().enumerate() {
+                *tk = core::array::from_fn(|j| block[j * d + k]);
+            }
             for i in 0..d {
                 let li = &self.l[i * d..i * d + i + 1];
-                let mut s: [f64; R] = core::array::from_fn(|j| block[j * d + i]);
-                for (k, &lik) in li[..i].iter().enumerate() {
-                    for (j, sj) in s.iter_mut().enumerate() {
-                        *sj -= lik * block[j * d + k];
+                let (done, rest) = t.split_at_mut(i);
+                let mut s = rest[0];
+                for (&lik, tk) in li[..i].iter().zip(done.iter()) {
+                    for j in 0..R {
+                        s[j] -= lik * tk[j];
                     }
                 }
-                for (j, sj) in s.iter().enumerate() {
-                    block[j * d + i] = sj / li[i];
+                for sj in s.iter_mut() {
+                    *sj /= li[i];
+                }
+                rest[0] = s;
+            }
+            for (k, tk) in t.iter().enumerate() {
+                for (j, &v) in tk.iter().enumerate() {
+                    block[j * d + k] = v;
                 }
             }
         }
