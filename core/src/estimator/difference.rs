@@ -272,7 +272,11 @@ impl DiffEstimator {
             let (mut v1, mut v2) = (core::mem::take(&mut out.grad), alloc::vec![0.0; d]);
             v1.clear();
             v1.resize(d, 0.0);
-            for (b1, b2) in out.v1.chunks_exact(d.max(1)).zip(out.v2.chunks_exact(d.max(1))) {
+            for (b1, b2) in out
+                .v1
+                .chunks_exact(d.max(1))
+                .zip(out.v2.chunks_exact(d.max(1)))
+            {
                 for i in 0..d {
                     v1[i] += b1[i];
                     v2[i] += b2[i];
