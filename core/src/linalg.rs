@@ -113,9 +113,10 @@ impl Cholesky {
     }
 
     /// In place: each d-long row b of `rows` (row-major; a partial last row is left as is)
-    /// ← L⁻¹ b, eight rows at a time in eight independent sums: the same operations in the
-    /// same order as [`solve_l`](Self::solve_l) row by row (the same bits), without one row's
-    /// chain of dependent subtractions waiting on each other.
+    /// ← L⁻¹ b, eight rows at a time (transposed, so that each step of the substitution is
+    /// one operation on the eight rows' numbers): the same operations in the same order as
+    /// [`solve_l`](Self::solve_l) row by row (the same bits), without one row's chain of
+    /// dependent subtractions waiting on each other.
     pub fn solve_l_rows(&self, rows: &mut [f64]) {
         const R: usize = 8;
         let d = self.d;

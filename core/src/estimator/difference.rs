@@ -45,6 +45,7 @@ pub struct DiffEval {
     dbuf: Vec<f64>,
     gbuf: Vec<f64>,
     cbuf: Vec<f64>,
+    vbuf: Vec<f64>,
     /// ℓ̂(θ), unbiased for ℓ(θ).
     pub ell_hat: f64,
     /// σ̂²(θ), the estimated variance of ℓ̂.
@@ -269,9 +270,14 @@ impl DiffEstimator {
             let dbar = s1 / m;
             // V₁ and V₂ summed over the blocks in block order for each coordinate (block by
             // block over contiguous rows of the block sums; the same additions per coordinate).
-            let (mut v1, mut v2) = (core::mem::take(&mut out.grad), alloc::vec![0.0; d]);
-            v1.clear();
-            v1.resize(d, 0.0);
+            let (mut v1, mut v2) = (
+                core::mem::take(&mut out.grad),
+                core::mem::take(&mut out.vbuf),
+            );
+            for v in [&mut v1, &mut v2] {
+                v.clear();
+                v.resize(d, 0.0);
+            }
             for (b1, b2) in out
                 .v1
                 .chunks_exact(d.max(1))
@@ -287,6 +293,7 @@ impl DiffEstimator {
                 v1[i] = out.proxy_grad[i] + nm * v1[i] - nm * nm * (v2[i] - dbar * v1[i]);
             }
             out.grad = v1;
+            out.vbuf = v2;
         }
     }
 }

@@ -123,7 +123,7 @@ const ROWS: usize = 8;
 
 /// Drawn rows per chunk of a batch gradient ([`DataModel::log_lik_grad_batch`]): the chunk's
 /// rows (256 × d values) stay in cache between its first and last sweep.
-const GATHER: usize = 64;
+const GATHER: usize = 256;
 
 /// The [`ROWS`] rows of length `d` in `q` (`ROWS · d` values), as slices of length exactly
 /// `d` (so that indexing them by k < d needs no bounds checks).
@@ -232,8 +232,8 @@ pub(crate) fn laplace_map(
         ..ModeOptions::default()
     };
     // On many rows, Newton first on every COARSE-th of them (its mode is within a few
-    // posterior standard deviations of the full one), then from there on all `rows`: two or
-    // three Hessians over the rows instead of five or six from `start`. The coarse search's
+    // posterior standard deviations of the full one), then from there on all `rows`: one or
+    // two Hessians over the rows instead of five or six from `start`. The coarse search's
     // evaluations are counted; when it fails the search starts from `start`.
     let coarse_rows = rows / WHITEN_COARSE;
     let tall = rows >= WHITEN_COARSE_FROM && coarse_rows >= d.max(1) * 10;
