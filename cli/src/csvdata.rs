@@ -377,6 +377,18 @@ pub fn parse_plain_body(body: &[u8], ncol: usize) -> Option<Vec<Vec<f64>>> {
     fast::parse_body(body, ncol)
 }
 
+/// [`parse_plain_body`] appending the rows to `columns` (`ncol` of them, of equal lengths):
+/// true when the body is plain. On false the columns hold part of the body's rows and are to
+/// be dropped. `spare` holds the other threads' columns between calls (start with an empty
+/// one), so that a file parsed block by block allocates them once.
+pub fn parse_plain_body_into(
+    body: &[u8],
+    columns: &mut [Vec<f64>],
+    spare: &mut Vec<Vec<Vec<f64>>>,
+) -> bool {
+    fast::parse_body_into(body, columns, spare)
+}
+
 /// Whether the header's bytes (up to the first data row) are one line without quotes, so that
 /// data row r sits on line r + 1 of the file when the body is plain (a quoted name may hold a
 /// line break: found by the fuzzer comparing both paths).
@@ -398,99 +410,138 @@ mod fast {
     /// `ncol` cells that parse as finite numbers (spaces and tabs around them), lines
     /// end in `\n` or `\r\n`, no line is blank and at least one row is there; `None`
     /// otherwise (and for any cell that does not parse to a finite number), so that the
-    /// general reader decides. Parts of the body go to separate threads where there are cores;
-    /// the values do not depend on how the body is split.
+    /// general reader decides.
     pub(super) fn parse_body(body: &[u8], ncol: usize) -> Option<Vec<Vec<f64>>> {
-        if body.is_empty() || body.contains(&b'"') {
-            return None;
+        let mut columns: Vec<Vec<f64>> = vec![Vec::new(); ncol];
+        let rows = body.len() / first_line_len(body) + 1;
+        columns.iter_mut().for_each(|c| c.reserve(rows));
+        (parse_body_into(body, &mut columns, &mut Vec::new())
+            && columns.first().is_some_and(|c| !c.is_empty()))
+        .then_some(columns)
+    }
+
+    /// The length of `part`'s first line with its line break (for capacity estimates).
+    fn first_line_len(part: &[u8]) -> usize {
+        memchr::memchr(b'\n', part)
+            .map_or(part.len(), |p| p + 1)
+            .max(1)
+    }
+
+    /// [`parse_body`] appending the rows of `body` to `columns` (one per column, all of the
+    /// same length): true when every line of `body` is plain, as [`parse_body`] requires
+    /// (an empty body is not). On false the columns hold some of the rows and are to be
+    /// dropped. Parts of the body go to separate threads where there are cores: the first part
+    /// is parsed into `columns` on this thread, each other part into columns of `spare`
+    /// (kept for the next call, so that parsing a file block by block allocates them once),
+    /// appended in order; the values do not depend on how the body is split.
+    pub(super) fn parse_body_into(
+        body: &[u8],
+        columns: &mut [Vec<f64>],
+        spare: &mut Vec<Vec<Vec<f64>>>,
+    ) -> bool {
+        if body.is_empty() {
+            return false;
         }
         let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
         let threads = cores.min(body.len() / MIN_BYTES_PER_THREAD).clamp(1, 16);
         // Split points just after a line break near each k/threads of the body.
         let mut cuts = vec![0];
         for k in 1..threads {
-            let at = (body.len() * k / threads).max(*cuts.last()?);
-            match body[at..].iter().position(|&b| b == b'\n') {
+            let at = (body.len() * k / threads).max(cuts[cuts.len() - 1]);
+            match memchr::memchr(b'\n', &body[at..]) {
                 Some(p) if at + p + 1 < body.len() => cuts.push(at + p + 1),
                 _ => break,
             }
         }
         cuts.push(body.len());
         let parts: Vec<&[u8]> = cuts.windows(2).map(|w| &body[w[0]..w[1]]).collect();
-        let results: Vec<Option<Vec<Vec<f64>>>> = if parts.len() == 1 {
-            vec![parse_part(parts[0], ncol)]
-        } else {
-            std::thread::scope(|s| {
-                let handles: Vec<_> = parts
-                    .iter()
-                    .map(|p| s.spawn(move || parse_part(p, ncol)))
-                    .collect();
-                handles
-                    .into_iter()
-                    .map(|h| h.join().ok().flatten())
-                    .collect()
-            })
-        };
-        let mut columns: Vec<Vec<f64>> = Vec::new();
-        for r in results {
-            let part = r?;
-            if columns.is_empty() {
-                columns = part;
-            } else {
-                for (c, p) in columns.iter_mut().zip(part) {
-                    c.extend_from_slice(&p);
-                }
+        let ncol = columns.len();
+        if spare.len() < parts.len() - 1 {
+            spare.resize_with(parts.len() - 1, Vec::new);
+        }
+        for cols in spare.iter_mut().take(parts.len() - 1) {
+            cols.resize_with(ncol, Vec::new);
+            cols.iter_mut().for_each(Vec::clear);
+        }
+        let (first, rest) = (parts[0], &parts[1..]);
+        if rest.is_empty() {
+            // No thread (nor a scope) where there is one core, as in the browser's wasm.
+            return parse_part(first, columns);
+        }
+        let ok = std::thread::scope(|s| {
+            let handles: Vec<_> = rest
+                .iter()
+                .zip(spare.iter_mut())
+                .map(|(&p, cols)| {
+                    s.spawn(move || {
+                        let rows = p.len() / first_line_len(p) + 1;
+                        cols.iter_mut().for_each(|c| c.reserve(rows));
+                        parse_part(p, cols)
+                    })
+                })
+                .collect();
+            let ok0 = parse_part(first, columns);
+            handles
+                .into_iter()
+                .fold(ok0, |ok, h| h.join().unwrap_or(false) && ok)
+        });
+        if !ok {
+            return false;
+        }
+        for cols in spare.iter().take(rest.len()) {
+            for (c, p) in columns.iter_mut().zip(cols) {
+                c.extend_from_slice(p);
             }
         }
-        (columns.first().is_some_and(|c| !c.is_empty())).then_some(columns)
+        true
     }
 
-    /// One part of the body (whole lines; the last may lack its line break), cell by cell.
-    fn parse_part(part: &[u8], ncol: usize) -> Option<Vec<Vec<f64>>> {
-        // Checked once here, so that each cell is a `str` slice without a check of its own.
-        let text = std::str::from_utf8(part).ok()?;
-        let first_line = part.iter().position(|&b| b == b'\n').unwrap_or(part.len()) + 1;
-        let rows = part.len() / first_line + 1;
-        let mut columns: Vec<Vec<f64>> = (0..ncol).map(|_| Vec::with_capacity(rows)).collect();
+    /// Appends the rows of one part of the body (whole lines; the last may lack its line
+    /// break) to `columns`, cell by cell: false when a line is not plain. Each cell is
+    /// parsed by `fast_float2` in place (it stops at the first byte that cannot continue the
+    /// number), then must be followed by spaces or tabs and a comma or line break; the numbers
+    /// it reads and their values are those of Rust's `str::parse::<f64>` (the general reader's;
+    /// `tests::fast_float_parses_like_std`), and `inf` and `NaN` are refused as not finite
+    /// there too.
+    fn parse_part(part: &[u8], columns: &mut [Vec<f64>]) -> bool {
+        let ncol = columns.len();
+        let n = part.len();
+        let blank = |pos: &mut usize| {
+            while *pos < n && matches!(part[*pos], b' ' | b'\t') {
+                *pos += 1;
+            }
+        };
         let mut pos = 0;
         let mut j = 0;
-        while pos < part.len() {
-            // Cell [pos, end): number characters with spaces or tabs around them.
-            let end =
-                memchr::memchr3(b',', b'\n', b'\r', &part[pos..]).map_or(part.len(), |p| pos + p);
-            let stop = part.get(end).copied();
-            columns.get_mut(j)?.push(number(text.get(pos..end)?)?);
+        while pos < n {
+            blank(&mut pos);
+            let Ok((v, used)) = fast_float2::parse_partial::<f64, _>(&part[pos..]) else {
+                return false;
+            };
+            let Some(col) = columns.get_mut(j).filter(|_| v.is_finite()) else {
+                return false;
+            };
+            col.push(v);
             j += 1;
-            pos = end + 1;
-            match stop {
-                Some(b',') => {}
-                Some(b'\r') => {
-                    // Only as part of \r\n.
-                    if part.get(end + 1) != Some(&b'\n') || j != ncol {
-                        return None;
-                    }
+            pos += used;
+            blank(&mut pos);
+            match part.get(pos) {
+                Some(b',') => pos += 1,
+                Some(b'\n') if j == ncol => {
+                    j = 0;
                     pos += 1;
-                    j = 0;
                 }
-                _ => {
-                    if j != ncol {
-                        return None;
-                    }
+                // \r only as part of \r\n.
+                Some(b'\r') if j == ncol && part.get(pos + 1) == Some(&b'\n') => {
                     j = 0;
+                    pos += 2;
                 }
+                None if j == ncol => j = 0,
+                _ => return false,
             }
         }
-        // A part ends with a complete row (or is empty, which the caller refuses).
-        (j == 0).then_some(columns)
-    }
-
-    /// A cell (spaces and tabs around it) as a finite f64: Rust's float syntax, the general
-    /// reader's too (which also sees `inf` and `NaN` as numbers, then refuses them as not
-    /// finite, as here).
-    #[inline]
-    fn number(cell: &str) -> Option<f64> {
-        let v: f64 = cell.trim_matches([' ', '\t']).parse().ok()?;
-        v.is_finite().then_some(v)
+        // A part ends with a complete row (a final comma leaves j > 0).
+        j == 0
     }
 }
 
@@ -857,6 +908,109 @@ mod tests {
         let m = msg(&format!("y\n{long}\n"));
         assert!(m.len() < 100, "{m}");
         assert!(m.contains('…'));
+    }
+
+    /// The plain path reads numbers with `fast_float2::parse_partial`, the general reader with
+    /// `str::parse::<f64>`: the same strings must be numbers, with the same bits, and a string
+    /// std refuses must leave bytes unread (so the cell is refused for the byte after it).
+    #[test]
+    fn fast_float_parses_like_std() {
+        let mut state = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let mut cases: Vec<String> = [
+            "",
+            "+",
+            "-",
+            ".",
+            "+.",
+            "e5",
+            ".e5",
+            "1.",
+            "1.e5",
+            ".5",
+            "+.5",
+            "-.5e-3",
+            "1e",
+            "1e+",
+            "1e-",
+            "0x10",
+            "1_0",
+            "inf",
+            "-INF",
+            "+Infinity",
+            "infinit",
+            "nan",
+            "NaN",
+            "-nan",
+            "1e400",
+            "-1e400",
+            "1e-400",
+            "4.9e-324",
+            "2.4703282292062327e-324",
+            "2.4703282292062328e-324",
+            "9007199254740993",
+            "00001.50000",
+            "1.5E+00010",
+            "123456789012345678901234567890e-10",
+            " 1",
+            "1 ",
+            "1,2",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let short = b"0123456789.eE+-infatyINFATY _x";
+        for _ in 0..200_000 {
+            let len = (next() % 12) as usize;
+            cases.push(
+                (0..len)
+                    .map(|_| short[(next() % short.len() as u64) as usize] as char)
+                    .collect(),
+            );
+        }
+        for k in 0..300_000u64 {
+            // Long decimals (up to 40 digits, exponents to ±350) and midpoints between
+            // neighbouring doubles, where rounding is hardest.
+            let mut t = String::new();
+            if next() % 2 == 0 {
+                t.push('-');
+            }
+            let digits = 1 + (next() % 40) as usize;
+            let dot = (next() % (digits as u64 + 1)) as usize;
+            for i in 0..digits {
+                if i == dot && i > 0 {
+                    t.push('.');
+                }
+                t.push((b'0' + (next() % 10) as u8) as char);
+            }
+            if next() % 2 == 0 {
+                t.push_str(&format!("e{}", (next() % 701) as i64 - 350));
+            }
+            if k % 3 == 0 {
+                let x = f64::from_bits(next() >> 2);
+                let y = f64::from_bits(x.to_bits() + 1);
+                t = format!("{:e}", x / 2.0 + y / 2.0);
+            }
+            cases.push(t);
+        }
+        for c in &cases {
+            let std = c.parse::<f64>().ok();
+            let fast = fast_float2::parse_partial::<f64, _>(c.as_bytes()).ok();
+            let same = match (std, fast) {
+                (Some(a), Some((b, used))) => {
+                    used == c.len() && (a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan()))
+                }
+                (None, Some((_, used))) => used < c.len(),
+                (None, None) => true,
+                (Some(_), None) => false,
+            };
+            assert!(same, "{c:?}: std {std:?}, fast_float2 {fast:?}");
+        }
     }
 
     #[test]

@@ -8,7 +8,7 @@
 //! [`parse_csv_located`], which then gives the table or the located error: the result is the
 //! same in every case (`csvfile::tests`).
 
-use crate::csvdata::{parse_csv_located, parse_plain_body, plain_names, CsvError, RowLines};
+use crate::csvdata::{parse_csv_located, parse_plain_body_into, plain_names, CsvError, RowLines};
 use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 use tallmc_core::data::Table;
@@ -101,6 +101,7 @@ fn plain_in_blocks(
         .max(1);
     let rows = (first_rows as f64 * (len as f64 / body as f64) * 1.02) as usize + 1;
     let mut columns: Vec<Vec<f64>> = (0..ncol).map(|_| Vec::with_capacity(rows)).collect();
+    let mut spare = Vec::new();
     let mut start = body_at;
     loop {
         // This block's whole lines (all that is left at the end of the file).
@@ -112,13 +113,8 @@ fn plain_in_blocks(
         } else {
             buf.len()
         };
-        if end > start {
-            let Some(part) = parse_plain_body(&buf[start..end], ncol) else {
-                return Ok(None);
-            };
-            for (c, p) in columns.iter_mut().zip(part) {
-                c.extend_from_slice(&p);
-            }
+        if end > start && !parse_plain_body_into(&buf[start..end], &mut columns, &mut spare) {
+            return Ok(None);
         }
         if !more {
             break;
