@@ -64,6 +64,7 @@ extern crate std;
 pub mod adapt;
 pub mod chain;
 pub mod cost;
+pub mod cpu;
 pub mod data;
 pub mod diag;
 pub mod dist;

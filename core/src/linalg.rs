@@ -116,8 +116,16 @@ impl Cholesky {
     /// ← L⁻¹ b, eight rows at a time (transposed, so that each step of the substitution is
     /// one operation on the eight rows' numbers): the same operations in the same order as
     /// [`solve_l`](Self::solve_l) row by row (the same bits), without one row's chain of
-    /// dependent subtractions waiting on each other.
+    /// dependent subtractions waiting on each other. Compiled for the running CPU
+    /// ([`crate::cpu`]; the same bits on either path).
     pub fn solve_l_rows(&self, rows: &mut [f64]) {
+        crate::on_cpu!(self.solve_l_rows_avx2(rows), self.solve_l_rows_any(rows))
+    }
+
+    crate::avx2_twin!(fn solve_l_rows_avx2 = solve_l_rows_any(&self, rows: &mut [f64]));
+
+    #[inline(always)]
+    fn solve_l_rows_any(&self, rows: &mut [f64]) {
         const R: usize = 8;
         let d = self.d;
         if d == 0 {

@@ -414,8 +414,43 @@ impl ControlVariates {
 
     /// The gathered path of [`diffs_gathered_at`](Self::diffs_gathered_at): dₖ into `dout` and,
     /// when `with_grad`, `sink(s, cₖ, xₖ)` for each position s; false when `g` does not fit.
+    /// Compiled for the running CPU ([`crate::cpu`]; the same bits on either path).
     #[allow(clippy::too_many_arguments)]
     fn gathered_diffs(
+        &self,
+        model: &dyn DataModel,
+        theta: &[f64],
+        idx: &[usize],
+        g: &Gathered,
+        start: usize,
+        dout: &mut [f64],
+        with_grad: bool,
+        sink: &mut dyn FnMut(usize, f64, &[f64]),
+    ) -> bool {
+        crate::on_cpu!(
+            self.gathered_diffs_avx2(model, theta, idx, g, start, dout, with_grad, sink),
+            self.gathered_diffs_any(model, theta, idx, g, start, dout, with_grad, sink)
+        )
+    }
+
+    crate::avx2_twin!(
+        #[allow(clippy::too_many_arguments)]
+        fn gathered_diffs_avx2 = gathered_diffs_any(
+            &self,
+            model: &dyn DataModel,
+            theta: &[f64],
+            idx: &[usize],
+            g: &Gathered,
+            start: usize,
+            dout: &mut [f64],
+            with_grad: bool,
+            sink: &mut dyn FnMut(usize, f64, &[f64]),
+        ) -> bool
+    );
+
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn gathered_diffs_any(
         &self,
         model: &dyn DataModel,
         theta: &[f64],
@@ -658,8 +693,35 @@ impl Gathered {
 
 /// A += Σₖ f′ₖ xₖ and the lower triangle of B += Σₖ f″ₖ xₖxₖᵀ over `rows`, eight rows per sweep
 /// over (i, j): each entry gets the rows' terms in row order, as row by row (the same bits),
-/// with B loaded and stored once per eight rows instead of once per row.
+/// with B loaded and stored once per eight rows instead of once per row. Compiled for the
+/// running CPU ([`crate::cpu`]; the same bits on either path).
 fn add_grad_hess_rows(
+    design: &crate::data::Design,
+    terms: &[f64],
+    rows: core::ops::Range<usize>,
+    a: &mut [f64],
+    b: &mut [f64],
+) {
+    crate::on_cpu!(
+        add_grad_hess_rows_avx2(design, terms, rows.clone(), a, b),
+        add_grad_hess_rows_any(design, terms, rows, a, b)
+    )
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn add_grad_hess_rows_avx2(
+    design: &crate::data::Design,
+    terms: &[f64],
+    rows: core::ops::Range<usize>,
+    a: &mut [f64],
+    b: &mut [f64],
+) {
+    add_grad_hess_rows_any(design, terms, rows, a, b);
+}
+
+#[inline(always)]
+fn add_grad_hess_rows_any(
     design: &crate::data::Design,
     terms: &[f64],
     rows: core::ops::Range<usize>,

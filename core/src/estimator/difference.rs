@@ -326,8 +326,22 @@ fn accumulate_block(out: &mut DiffEval, g: usize, ds: &[f64], gs: &[f64]) {
 
 /// [`accumulate_block`] with each gradient given as cⱼ xⱼ (`cs` the scalars, `xs` the rows,
 /// row-major): the products cⱼ xⱼᵢ formed here, as the gathered evaluation forms them, and added
-/// in the same order (the same bits).
+/// in the same order (the same bits). Compiled for the running CPU ([`crate::cpu`]).
 fn accumulate_block_rows(out: &mut DiffEval, g: usize, ds: &[f64], cs: &[f64], xs: &[f64]) {
+    crate::on_cpu!(
+        accumulate_block_rows_avx2(out, g, ds, cs, xs),
+        accumulate_block_rows_any(out, g, ds, cs, xs)
+    )
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn accumulate_block_rows_avx2(out: &mut DiffEval, g: usize, ds: &[f64], cs: &[f64], xs: &[f64]) {
+    accumulate_block_rows_any(out, g, ds, cs, xs);
+}
+
+#[inline(always)]
+fn accumulate_block_rows_any(out: &mut DiffEval, g: usize, ds: &[f64], cs: &[f64], xs: &[f64]) {
     let d = out.d;
     let c = out.shift;
     let mut s1 = 0.0;

@@ -26,16 +26,20 @@ pub trait GlmFamily: Send + Sync {
     fn value_d1(&self, y: f64, eta: f64) -> (f64, f64);
     /// [`value_d1`](Self::value_d1) for each pair (yᵢ, ηᵢ), into `v` and `d1` (the same bits; one
     /// call through a `dyn GlmFamily` for many data, so the evaluations overlap).
+    /// Compiled for the running CPU ([`crate::cpu`]; the same bits on either path).
     fn value_d1_many(&self, y: &[f64], eta: &[f64], v: &mut [f64], d1: &mut [f64]) {
-        for (((&yi, &e), vi), gi) in y.iter().zip(eta).zip(v.iter_mut()).zip(d1.iter_mut()) {
-            (*vi, *gi) = self.value_d1(yi, e);
-        }
+        crate::on_cpu!(
+            value_d1_many_avx2(self, y, eta, v, d1),
+            value_d1_many_any(self, y, eta, v, d1)
+        )
     }
-    /// [`value`](Self::value) for each pair (yᵢ, ηᵢ), into `v` (the same bits).
+    /// [`value`](Self::value) for each pair (yᵢ, ηᵢ), into `v` (the same bits), compiled for
+    /// the running CPU.
     fn value_many(&self, y: &[f64], eta: &[f64], v: &mut [f64]) {
-        for ((&yi, &e), vi) in y.iter().zip(eta).zip(v.iter_mut()) {
-            *vi = self.value(yi, e);
-        }
+        crate::on_cpu!(
+            value_many_avx2(self, y, eta, v),
+            value_many_any(self, y, eta, v)
+        )
     }
     /// ∂²f/∂η².
     fn d2(&self, y: f64, eta: f64) -> f64;
@@ -49,6 +53,44 @@ pub trait GlmFamily: Send + Sync {
     fn d3_bound(&self) -> Option<f64> {
         None
     }
+}
+
+#[inline(always)]
+fn value_d1_many_any<F: GlmFamily + ?Sized>(
+    f: &F,
+    y: &[f64],
+    eta: &[f64],
+    v: &mut [f64],
+    d1: &mut [f64],
+) {
+    for (((&yi, &e), vi), gi) in y.iter().zip(eta).zip(v.iter_mut()).zip(d1.iter_mut()) {
+        (*vi, *gi) = f.value_d1(yi, e);
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn value_d1_many_avx2<F: GlmFamily + ?Sized>(
+    f: &F,
+    y: &[f64],
+    eta: &[f64],
+    v: &mut [f64],
+    d1: &mut [f64],
+) {
+    value_d1_many_any(f, y, eta, v, d1);
+}
+
+#[inline(always)]
+fn value_many_any<F: GlmFamily + ?Sized>(f: &F, y: &[f64], eta: &[f64], v: &mut [f64]) {
+    for ((&yi, &e), vi) in y.iter().zip(eta).zip(v.iter_mut()) {
+        *vi = f.value(yi, e);
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn value_many_avx2<F: GlmFamily + ?Sized>(f: &F, y: &[f64], eta: &[f64], v: &mut [f64]) {
+    value_many_any(f, y, eta, v);
 }
 
 /// Bernoulli with logit link: f = y η − log(1 + e^η), y ∈ {0, 1}.
@@ -430,7 +472,7 @@ impl<F: GlmFamily> Glm<F> {
     /// `eta` one slot per row): eight rows at a time, each row's dot product summed in index
     /// order (the same bits as [`Glm::eta`]), so that eight independent sums overlap (LLVM
     /// packs them two to a register; with four, the pass waited on the additions' latency).
-    #[inline]
+    #[inline(always)]
     fn block_eta(&self, theta: &[f64], b0: usize, rows: &[f64], eta: &mut [f64]) {
         let d = self.design.d;
         let theta = &theta[..d];
@@ -468,7 +510,27 @@ impl<F: GlmFamily> Glm<F> {
     /// eight rows in order, then the next k, so each gₖ sees the same additions in the same
     /// order as row by row (the same bits), loaded and stored once per eight rows instead of
     /// once per row.
+    /// Compiled for the running CPU ([`crate::cpu`]; the same bits on either path).
     pub fn log_lik_grad_rows(
+        &self,
+        theta: &[f64],
+        start: usize,
+        end: usize,
+        grad: &mut [f64],
+    ) -> f64 {
+        crate::on_cpu!(
+            self.log_lik_grad_rows_avx2(theta, start, end, grad),
+            self.log_lik_grad_rows_any(theta, start, end, grad)
+        )
+    }
+
+    crate::avx2_twin!(fn log_lik_grad_rows_avx2 = log_lik_grad_rows_any(&self, theta: &[f64], start: usize, end: usize, grad: &mut [f64]) -> f64);
+    crate::avx2_twin!(fn log_lik_hess_rows_avx2 = log_lik_hess_rows_any(&self, theta: &[f64], rows: &dyn Fn(usize) -> usize, count: usize, hess: &mut [f64]));
+    crate::avx2_twin!(fn log_lik_grad_batch_avx2 = log_lik_grad_batch_any(&self, theta: &[f64], idx: &[usize], grad: &mut [f64]) -> f64);
+    crate::avx2_twin!(fn terms_rows_avx2 = terms_rows_any(&self, theta: &[f64], start: usize, out: &mut [f64]));
+
+    #[inline(always)]
+    fn log_lik_grad_rows_any(
         &self,
         theta: &[f64],
         start: usize,
@@ -518,6 +580,150 @@ impl<F: GlmFamily> Glm<F> {
             b0 = b1;
         }
         total
+    }
+
+    /// Eight rows per sweep of the d × d matrix: each entry gets the rows' terms
+    /// (f″ᵢ xᵢₐ) xᵢ_b in row order, as row by row (the same bits), with the matrix loaded and
+    /// stored once per eight rows.
+    #[inline(always)]
+    fn log_lik_hess_rows_any(
+        &self,
+        theta: &[f64],
+        rows: &dyn Fn(usize) -> usize,
+        count: usize,
+        hess: &mut [f64],
+    ) {
+        let d = self.design.d;
+        let hess = &mut hess[..d * d];
+        let full = count - count % ROWS;
+        for q0 in (0..full).step_by(ROWS) {
+            let idx: [usize; ROWS] = core::array::from_fn(|q| rows(q0 + q));
+            let r: [&[f64]; ROWS] = core::array::from_fn(|q| self.design.row(idx[q]));
+            // The eight linear predictors side by side (each summed in index order, as
+            // `eta`), then the family's second derivatives.
+            let mut eta = [0.0f64; ROWS];
+            for (k, &t) in theta[..d].iter().enumerate() {
+                for q in 0..ROWS {
+                    eta[q] += r[q][k] * t;
+                }
+            }
+            if let Some(o) = &self.offset {
+                for q in 0..ROWS {
+                    eta[q] += o[idx[q]];
+                }
+            }
+            let mut d2 = [0.0f64; ROWS];
+            for q in 0..ROWS {
+                d2[q] = self.family.d2(self.design.y[idx[q]], eta[q]);
+            }
+            for a in 0..d {
+                let ra: [f64; ROWS] = core::array::from_fn(|q| d2[q] * r[q][a]);
+                for (b, h) in hess[a * d..(a + 1) * d].iter_mut().enumerate() {
+                    let mut s = *h;
+                    for q in 0..ROWS {
+                        s += ra[q] * r[q][b];
+                    }
+                    *h = s;
+                }
+            }
+        }
+        for q in full..count {
+            self.log_lik_hess(theta, rows(q), hess);
+        }
+    }
+    /// A drawn batch in chunks of [`GATHER`] rows, each in four sweeps: the responses, the
+    /// linear predictors eight rows at a time (the eight rows' reads in flight together; these
+    /// two sweeps are the ones that wait on memory), the family's values and derivatives, then
+    /// gₖ += f′ᵢ xᵢₖ eight rows at a time from cache.
+    /// Every sum sees the same additions in the same order as [`DataModel::log_lik_grad`]
+    /// row by row: the same bits.
+    #[inline(always)]
+    fn log_lik_grad_batch_any(&self, theta: &[f64], idx: &[usize], grad: &mut [f64]) -> f64 {
+        let d = self.design.d;
+        let (theta, grad) = (&theta[..d], &mut grad[..d]);
+        let (x, y) = (&self.design.x, &self.design.y);
+        let row = |i: usize| &x[i * d..][..d];
+        let mut eta = [0.0f64; GATHER];
+        let mut d1 = [0.0f64; GATHER];
+        let mut ys = [0.0f64; GATHER];
+        let mut total = 0.0;
+        for chunk in idx.chunks(GATHER) {
+            let len = chunk.len();
+            // The responses in a loop of loads alone, so that their misses overlap (inside the
+            // values' loop, each waited on its own).
+            for (v, &i) in ys.iter_mut().zip(chunk) {
+                *v = y[i];
+            }
+            touch_rows(x, d, chunk);
+            let mut octs = chunk.chunks_exact(ROWS);
+            let mut out = eta[..len].chunks_exact_mut(ROWS);
+            for (o, e) in (&mut octs).zip(&mut out) {
+                let r: [&[f64]; ROWS] = core::array::from_fn(|j| row(o[j]));
+                let mut s = [0.0f64; ROWS];
+                for k in 0..d {
+                    let t = theta[k];
+                    for j in 0..ROWS {
+                        s[j] += r[j][k] * t;
+                    }
+                }
+                e.copy_from_slice(&s);
+            }
+            let done = len - len % ROWS;
+            for (e, &i) in eta[done..len].iter_mut().zip(octs.remainder()) {
+                *e = crate::linalg::dot(row(i), theta);
+            }
+            if let Some(off) = &self.offset {
+                for (e, &i) in eta[..len].iter_mut().zip(chunk) {
+                    *e += off[i];
+                }
+            }
+            for ((e, g), &yi) in eta[..len].iter().zip(&mut d1[..len]).zip(&ys) {
+                let v;
+                (v, *g) = self.family.value_d1(yi, *e);
+                total += v;
+            }
+            let mut octs = chunk.chunks_exact(ROWS);
+            let mut a = d1[..len].chunks_exact(ROWS);
+            for (o, a) in (&mut octs).zip(&mut a) {
+                let r: [&[f64]; ROWS] = core::array::from_fn(|j| row(o[j]));
+                for k in 0..d {
+                    let mut g = grad[k];
+                    for j in 0..ROWS {
+                        g += a[j] * r[j][k];
+                    }
+                    grad[k] = g;
+                }
+            }
+            for (&i, &g1) in octs.remainder().iter().zip(a.remainder()) {
+                for (g, xk) in grad.iter_mut().zip(row(i)) {
+                    *g += g1 * xk;
+                }
+            }
+        }
+        total
+    }
+    /// [`GlmView::terms_rows`]'s body (compiled twice, see [`crate::cpu`]).
+    #[inline(always)]
+    fn terms_rows_any(&self, theta: &[f64], start: usize, out: &mut [f64]) {
+        let (n, d) = (self.design.n, self.design.d);
+        let end = (start + out.len() / 4).min(n);
+        let mut eta = [0.0f64; PASS_BLOCK];
+        let mut b0 = start;
+        while b0 < end {
+            let b1 = (b0 + PASS_BLOCK).min(end);
+            let eta = &mut eta[..b1 - b0];
+            self.block_eta(theta, b0, &self.design.x[b0 * d..b1 * d], eta);
+            let t = &mut out[4 * (b0 - start)..4 * (b1 - start)];
+            for ((t, &e), &y) in t
+                .chunks_exact_mut(4)
+                .zip(eta.iter())
+                .zip(&self.design.y[b0..b1])
+            {
+                let (v, f1) = self.family.value_d1(y, e);
+                t.copy_from_slice(&[e, v, f1, self.family.d2(y, e)]);
+            }
+            b0 = b1;
+        }
     }
 
     /// The full-data pass Σᵢ ℓᵢ(θ) (and ∇, accumulated into `grad` when given), in chunks of
@@ -744,7 +950,7 @@ impl<F: GlmFamily> DataModel for Glm<F> {
     }
     /// Eight rows per sweep of the d × d matrix: each entry gets the rows' terms
     /// (f″ᵢ xᵢₐ) xᵢ_b in row order, as row by row (the same bits), with the matrix loaded and
-    /// stored once per eight rows.
+    /// stored once per eight rows. Compiled for the running CPU ([`crate::cpu`]).
     fn log_lik_hess_rows(
         &self,
         theta: &[f64],
@@ -752,100 +958,18 @@ impl<F: GlmFamily> DataModel for Glm<F> {
         count: usize,
         hess: &mut [f64],
     ) {
-        let d = self.design.d;
-        let hess = &mut hess[..d * d];
-        let full = count - count % ROWS;
-        for q0 in (0..full).step_by(ROWS) {
-            let idx: [usize; ROWS] = core::array::from_fn(|q| rows(q0 + q));
-            let r: [&[f64]; ROWS] = core::array::from_fn(|q| self.design.row(idx[q]));
-            let d2: [f64; ROWS] = core::array::from_fn(|q| {
-                self.family
-                    .d2(self.design.y[idx[q]], self.eta(theta, idx[q]))
-            });
-            for a in 0..d {
-                let ra: [f64; ROWS] = core::array::from_fn(|q| d2[q] * r[q][a]);
-                for (b, h) in hess[a * d..(a + 1) * d].iter_mut().enumerate() {
-                    let mut s = *h;
-                    for q in 0..ROWS {
-                        s += ra[q] * r[q][b];
-                    }
-                    *h = s;
-                }
-            }
-        }
-        for q in full..count {
-            self.log_lik_hess(theta, rows(q), hess);
-        }
+        crate::on_cpu!(
+            self.log_lik_hess_rows_avx2(theta, rows, count, hess),
+            self.log_lik_hess_rows_any(theta, rows, count, hess)
+        )
     }
-    /// A drawn batch in chunks of [`GATHER`] rows, each in four sweeps: the responses, the
-    /// linear predictors eight rows at a time (the eight rows' reads in flight together; these
-    /// two sweeps are the ones that wait on memory), the family's values and derivatives, then
-    /// gₖ += f′ᵢ xᵢₖ eight rows at a time from cache.
-    /// Every sum sees the same additions in the same order as [`DataModel::log_lik_grad`]
-    /// row by row: the same bits.
+    /// A drawn batch in chunks of [`GATHER`] rows (see `log_lik_grad_batch_any`), compiled for
+    /// the running CPU ([`crate::cpu`]; the same bits on either path).
     fn log_lik_grad_batch(&self, theta: &[f64], idx: &[usize], grad: &mut [f64]) -> f64 {
-        let d = self.design.d;
-        let (theta, grad) = (&theta[..d], &mut grad[..d]);
-        let (x, y) = (&self.design.x, &self.design.y);
-        let row = |i: usize| &x[i * d..][..d];
-        let mut eta = [0.0f64; GATHER];
-        let mut d1 = [0.0f64; GATHER];
-        let mut ys = [0.0f64; GATHER];
-        let mut total = 0.0;
-        for chunk in idx.chunks(GATHER) {
-            let len = chunk.len();
-            // The responses in a loop of loads alone, so that their misses overlap (inside the
-            // values' loop, each waited on its own).
-            for (v, &i) in ys.iter_mut().zip(chunk) {
-                *v = y[i];
-            }
-            touch_rows(x, d, chunk);
-            let mut octs = chunk.chunks_exact(ROWS);
-            let mut out = eta[..len].chunks_exact_mut(ROWS);
-            for (o, e) in (&mut octs).zip(&mut out) {
-                let r: [&[f64]; ROWS] = core::array::from_fn(|j| row(o[j]));
-                let mut s = [0.0f64; ROWS];
-                for k in 0..d {
-                    let t = theta[k];
-                    for j in 0..ROWS {
-                        s[j] += r[j][k] * t;
-                    }
-                }
-                e.copy_from_slice(&s);
-            }
-            let done = len - len % ROWS;
-            for (e, &i) in eta[done..len].iter_mut().zip(octs.remainder()) {
-                *e = crate::linalg::dot(row(i), theta);
-            }
-            if let Some(off) = &self.offset {
-                for (e, &i) in eta[..len].iter_mut().zip(chunk) {
-                    *e += off[i];
-                }
-            }
-            for ((e, g), &yi) in eta[..len].iter().zip(&mut d1[..len]).zip(&ys) {
-                let v;
-                (v, *g) = self.family.value_d1(yi, *e);
-                total += v;
-            }
-            let mut octs = chunk.chunks_exact(ROWS);
-            let mut a = d1[..len].chunks_exact(ROWS);
-            for (o, a) in (&mut octs).zip(&mut a) {
-                let r: [&[f64]; ROWS] = core::array::from_fn(|j| row(o[j]));
-                for k in 0..d {
-                    let mut g = grad[k];
-                    for j in 0..ROWS {
-                        g += a[j] * r[j][k];
-                    }
-                    grad[k] = g;
-                }
-            }
-            for (&i, &g1) in octs.remainder().iter().zip(a.remainder()) {
-                for (g, xk) in grad.iter_mut().zip(row(i)) {
-                    *g += g1 * xk;
-                }
-            }
-        }
-        total
+        crate::on_cpu!(
+            self.log_lik_grad_batch_avx2(theta, idx, grad),
+            self.log_lik_grad_batch_any(theta, idx, grad)
+        )
     }
     fn log_lik_grad_all(&self, theta: &[f64], grad: &mut [f64]) -> f64 {
         self.chunked_pass(theta, Some(grad))
@@ -881,25 +1005,10 @@ impl<F: GlmFamily> GlmView for Glm<F> {
         self.offset.as_deref()
     }
     fn terms_rows(&self, theta: &[f64], start: usize, out: &mut [f64]) {
-        let (n, d) = (self.design.n, self.design.d);
-        let end = (start + out.len() / 4).min(n);
-        let mut eta = [0.0f64; PASS_BLOCK];
-        let mut b0 = start;
-        while b0 < end {
-            let b1 = (b0 + PASS_BLOCK).min(end);
-            let eta = &mut eta[..b1 - b0];
-            self.block_eta(theta, b0, &self.design.x[b0 * d..b1 * d], eta);
-            let t = &mut out[4 * (b0 - start)..4 * (b1 - start)];
-            for ((t, &e), &y) in t
-                .chunks_exact_mut(4)
-                .zip(eta.iter())
-                .zip(&self.design.y[b0..b1])
-            {
-                let (v, f1) = self.family.value_d1(y, e);
-                t.copy_from_slice(&[e, v, f1, self.family.d2(y, e)]);
-            }
-            b0 = b1;
-        }
+        crate::on_cpu!(
+            self.terms_rows_avx2(theta, start, out),
+            self.terms_rows_any(theta, start, out)
+        )
     }
 }
 
