@@ -42,7 +42,8 @@ fn threads_do_not_change_the_bits() {
 }
 
 /// A drawn batch's gradient (the stochastic-gradient samplers' hot loop, read in sweeps of
-/// eight rows) and the Hessian over the same rows are the per-datum sums bit for bit: every GLM family, raw and whitened (offsets),
+/// eight rows), its value alone and the Hessian over the same rows are the per-datum sums bit
+/// for bit: every GLM family, raw and whitened (offsets),
 /// batches shorter than, equal to and longer than the gather chunk, repeated indices.
 #[test]
 fn batch_gradient_is_the_per_datum_sum_bit_for_bit() {
@@ -96,6 +97,14 @@ fn batch_gradient_is_the_per_datum_sum_bit_for_bit() {
                 assert!(
                     h1.iter().zip(&h2).all(|(a, b)| a.to_bits() == b.to_bits()),
                     "{name} {reparam} {len}: Hessian"
+                );
+                // The value alone over the batch (the mode search's line search), as
+                // `Iterator::sum` of the per-datum values.
+                let v3: f64 = idx.iter().map(|&i| m.log_lik(&theta, i)).sum();
+                assert_eq!(
+                    m.log_lik_sum(&theta, &idx).to_bits(),
+                    v3.to_bits(),
+                    "{name} {reparam} {len}: value sum"
                 );
             }
         }

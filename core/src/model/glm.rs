@@ -528,6 +528,53 @@ impl<F: GlmFamily> Glm<F> {
     crate::avx2_twin!(fn log_lik_hess_rows_avx2 = log_lik_hess_rows_any(&self, theta: &[f64], rows: &dyn Fn(usize) -> usize, count: usize, hess: &mut [f64]));
     crate::avx2_twin!(fn log_lik_grad_batch_avx2 = log_lik_grad_batch_any(&self, theta: &[f64], idx: &[usize], grad: &mut [f64]) -> f64);
     crate::avx2_twin!(fn terms_rows_avx2 = terms_rows_any(&self, theta: &[f64], start: usize, out: &mut [f64]));
+    crate::avx2_twin!(fn log_lik_sum_avx2 = log_lik_sum_any(&self, theta: &[f64], idx: &[usize]) -> f64);
+
+    #[inline(always)]
+    fn log_lik_sum_any(&self, theta: &[f64], idx: &[usize]) -> f64 {
+        let d = self.design.d;
+        // `dot` sums over the shorter of the row and θ.
+        let theta = &theta[..d.min(theta.len())];
+        let kk = theta.len();
+        let (x, y) = (&self.design.x, &self.design.y);
+        let row = |i: usize| &x[i * d..][..d];
+        let (mut ys, mut eta, mut vs) = ([0.0f64; GATHER], [0.0f64; GATHER], [0.0f64; GATHER]);
+        let mut total = -0.0;
+        for chunk in idx.chunks(GATHER) {
+            let len = chunk.len();
+            for (v, &i) in ys.iter_mut().zip(chunk) {
+                *v = y[i];
+            }
+            let mut octs = chunk.chunks_exact(ROWS);
+            let mut out = eta[..len].chunks_exact_mut(ROWS);
+            for (o, e) in (&mut octs).zip(&mut out) {
+                let r: [&[f64]; ROWS] = core::array::from_fn(|j| row(o[j]));
+                let mut s = [0.0f64; ROWS];
+                for k in 0..kk {
+                    let t = theta[k];
+                    for j in 0..ROWS {
+                        s[j] += r[j][k] * t;
+                    }
+                }
+                e.copy_from_slice(&s);
+            }
+            let done = len - len % ROWS;
+            for (e, &i) in eta[done..len].iter_mut().zip(octs.remainder()) {
+                *e = crate::linalg::dot(row(i), theta);
+            }
+            if let Some(off) = &self.offset {
+                for (e, &i) in eta[..len].iter_mut().zip(chunk) {
+                    *e += off[i];
+                }
+            }
+            self.family
+                .value_many(&ys[..len], &eta[..len], &mut vs[..len]);
+            for &v in &vs[..len] {
+                total += v;
+            }
+        }
+        total
+    }
 
     #[inline(always)]
     fn log_lik_grad_rows_any(
@@ -945,8 +992,15 @@ impl<F: GlmFamily> DataModel for Glm<F> {
         }
         true
     }
+    /// In chunks of [`GATHER`] data: the linear predictors eight rows per sweep, the family's
+    /// values in one call, then the sum in `idx` order from −0 (as `Iterator::sum`): the same
+    /// bits as [`DataModel::log_lik`] datum by datum. Compiled for the running CPU
+    /// ([`crate::cpu`]).
     fn log_lik_sum(&self, theta: &[f64], idx: &[usize]) -> f64 {
-        idx.iter().map(|&i| self.log_lik(theta, i)).sum()
+        crate::on_cpu!(
+            self.log_lik_sum_avx2(theta, idx),
+            self.log_lik_sum_any(theta, idx)
+        )
     }
     /// Eight rows per sweep of the d × d matrix: each entry gets the rows' terms
     /// (f″ᵢ xᵢₐ) xᵢ_b in row order, as row by row (the same bits), with the matrix loaded and
