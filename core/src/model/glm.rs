@@ -585,48 +585,185 @@ impl<F: GlmFamily> Glm<F> {
         grad: &mut [f64],
     ) -> f64 {
         let d = self.design.d;
-        let mut eta = [0.0f64; PASS_BLOCK];
-        let mut val = [0.0f64; PASS_BLOCK];
-        let mut d1 = [0.0f64; PASS_BLOCK];
+        let mut buf = [[0.0f64; PASS_BLOCK]; 3];
         let mut total = 0.0;
         let grad = &mut grad[..d];
         let mut b0 = start;
         while b0 < end {
             let b1 = (b0 + PASS_BLOCK).min(end);
-            let len = b1 - b0;
-            let rows = &self.design.x[b0 * d..b1 * d];
-            self.block_eta(theta, b0, rows, &mut eta[..len]);
-            let y = &self.design.y[b0..b1];
-            for ((e, &yk), (v, g)) in eta[..len]
-                .iter()
-                .zip(y)
-                .zip(val[..len].iter_mut().zip(d1[..len].iter_mut()))
-            {
-                (*v, *g) = self.family.value_d1(yk, *e);
-            }
-            for &v in &val[..len] {
-                total += v;
-            }
-            let mut octs = rows.chunks_exact(ROWS * d.max(1));
-            let mut a = d1[..len].chunks_exact(ROWS);
-            for (q, a) in (&mut octs).zip(&mut a) {
-                let r = split_rows(q, d);
-                for k in 0..d {
-                    let mut g = grad[k];
-                    for j in 0..ROWS {
-                        g += a[j] * r[j][k];
-                    }
-                    grad[k] = g;
-                }
-            }
-            for (row, &g1) in octs.remainder().chunks_exact(d.max(1)).zip(a.remainder()) {
-                for (g, x) in grad.iter_mut().zip(row) {
-                    *g += g1 * x;
-                }
-            }
+            self.grad_block(theta, b0, b1, grad, &mut total, &mut buf);
             b0 = b1;
         }
         total
+    }
+
+    /// One block of [`log_lik_grad_rows`](Self::log_lik_grad_rows) (rows `b0..b1`, at most
+    /// [`PASS_BLOCK`]): its values added to `total` in row order, f′ᵢ xᵢ to `grad` (d long).
+    #[inline(always)]
+    fn grad_block(
+        &self,
+        theta: &[f64],
+        b0: usize,
+        b1: usize,
+        grad: &mut [f64],
+        total: &mut f64,
+        buf: &mut [[f64; PASS_BLOCK]; 3],
+    ) {
+        let d = self.design.d;
+        let [eta, val, d1] = buf;
+        let len = b1 - b0;
+        let rows = &self.design.x[b0 * d..b1 * d];
+        self.block_eta(theta, b0, rows, &mut eta[..len]);
+        let y = &self.design.y[b0..b1];
+        for ((e, &yk), (v, g)) in eta[..len]
+            .iter()
+            .zip(y)
+            .zip(val[..len].iter_mut().zip(d1[..len].iter_mut()))
+        {
+            (*v, *g) = self.family.value_d1(yk, *e);
+        }
+        for &v in &val[..len] {
+            *total += v;
+        }
+        let mut octs = rows.chunks_exact(ROWS * d.max(1));
+        let mut a = d1[..len].chunks_exact(ROWS);
+        for (q, a) in (&mut octs).zip(&mut a) {
+            let r = split_rows(q, d);
+            for k in 0..d {
+                let mut g = grad[k];
+                for j in 0..ROWS {
+                    g += a[j] * r[j][k];
+                }
+                grad[k] = g;
+            }
+        }
+        for (row, &g1) in octs.remainder().chunks_exact(d.max(1)).zip(a.remainder()) {
+            for (g, x) in grad.iter_mut().zip(row) {
+                *g += g1 * x;
+            }
+        }
+    }
+
+    /// [`log_lik_grad_rows`](Self::log_lik_grad_rows) at each of K points (`thetas`, K rows of
+    /// `dim` numbers) over rows `start..end`, block by block: each point's block exactly as
+    /// there (the same bits per point), so that each block of rows is read from memory once
+    /// for all K points. `grads` (K × d) accumulate; `totals` (K) are set to each point's sum.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn log_lik_grad_rows_many_any(
+        &self,
+        thetas: &[f64],
+        dim: usize,
+        start: usize,
+        end: usize,
+        grads: &mut [f64],
+        totals: &mut [f64],
+    ) {
+        let d = self.design.d;
+        let mut buf = [[0.0f64; PASS_BLOCK]; 3];
+        totals.iter_mut().for_each(|t| *t = 0.0);
+        let mut b0 = start;
+        while b0 < end {
+            let b1 = (b0 + PASS_BLOCK).min(end);
+            for (p, total) in totals.iter_mut().enumerate() {
+                let theta = &thetas[p * dim..(p + 1) * dim];
+                let grad = &mut grads[p * d..(p + 1) * d];
+                self.grad_block(theta, b0, b1, grad, total, &mut buf);
+            }
+            b0 = b1;
+        }
+    }
+
+    crate::avx2_twin!(
+        #[allow(clippy::too_many_arguments)]
+        fn log_lik_grad_rows_many_avx2 = log_lik_grad_rows_many_any(
+            &self,
+            thetas: &[f64],
+            dim: usize,
+            start: usize,
+            end: usize,
+            grads: &mut [f64],
+            totals: &mut [f64],
+        )
+    );
+
+    /// [`chunked_pass`](Self::chunked_pass) with gradient at each of K points (`points`, K ×
+    /// dim): the values returned and each gradient added to its row of `grads` (K × dim), with
+    /// the same chunks, the same sums per chunk and the same order of adding them as one pass
+    /// per point (the same bits), reading the data once.
+    fn chunked_pass_many(&self, points: &[f64], grads: &mut [f64]) -> Vec<f64> {
+        use crate::parallel::PASS_CHUNK;
+        use core::sync::atomic::{AtomicU32, Ordering};
+        let store = |slot: &[AtomicU32], v: f64| {
+            let b = v.to_bits();
+            slot[0].store((b >> 32) as u32, Ordering::Relaxed);
+            slot[1].store(b as u32, Ordering::Relaxed);
+        };
+        let load = |slot: &[AtomicU32]| {
+            let hi = u64::from(slot[0].load(Ordering::Relaxed));
+            let lo = u64::from(slot[1].load(Ordering::Relaxed));
+            f64::from_bits((hi << 32) | lo)
+        };
+        let (n, d, dim) = (self.design.n, self.design.d, self.dim());
+        let k = if dim == 0 { 0 } else { points.len() / dim };
+        let chunks = n.div_ceil(PASS_CHUNK).max(1);
+        let range = |c: usize| (c * PASS_CHUNK, ((c + 1) * PASS_CHUNK).min(n));
+        let run = |c: usize, g: &mut [f64], t: &mut [f64]| {
+            let (a, b) = range(c);
+            g.iter_mut().for_each(|v| *v = 0.0);
+            crate::on_cpu!(
+                self.log_lik_grad_rows_many_avx2(points, dim, a, b, g, t),
+                self.log_lik_grad_rows_many_any(points, dim, a, b, g, t)
+            );
+        };
+        let mut totals = vec![0.0; k];
+        let mut acc = vec![0.0; k * d];
+        let width = k * (d + 1);
+        match &self.parallel {
+            Some(p) if chunks > 1 => {
+                let slots: Vec<AtomicU32> =
+                    (0..2 * chunks * width).map(|_| AtomicU32::new(0)).collect();
+                p.for_each(chunks, &|c| {
+                    let (mut g, mut t) = (vec![0.0; k * d], vec![0.0; k]);
+                    run(c, &mut g, &mut t);
+                    let out = &slots[2 * c * width..2 * (c + 1) * width];
+                    for (o, v) in out.chunks_exact(2).zip(t.iter().chain(&g)) {
+                        store(o, *v);
+                    }
+                });
+                for c in 0..chunks {
+                    let out = &slots[2 * c * width..2 * (c + 1) * width];
+                    let (ts, gs) = out.split_at(2 * k);
+                    for (s, o) in totals.iter_mut().zip(ts.chunks_exact(2)) {
+                        *s += load(o);
+                    }
+                    for (s, o) in acc.iter_mut().zip(gs.chunks_exact(2)) {
+                        *s += load(o);
+                    }
+                }
+            }
+            _ => {
+                let (mut g, mut t) = (vec![0.0; k * d], vec![0.0; k]);
+                for c in 0..chunks {
+                    run(c, &mut g, &mut t);
+                    for (s, v) in totals.iter_mut().zip(&t) {
+                        *s += v;
+                    }
+                    for (s, v) in acc.iter_mut().zip(&g) {
+                        *s += v;
+                    }
+                }
+            }
+        }
+        for (grad, acc) in grads
+            .chunks_exact_mut(dim.max(1))
+            .zip(acc.chunks_exact(d.max(1)))
+        {
+            for (g, s) in grad.iter_mut().zip(acc) {
+                *g += s;
+            }
+        }
+        totals
     }
 
     /// Eight rows per sweep of the d × d matrix: each entry gets the rows' terms
@@ -1027,6 +1164,13 @@ impl<F: GlmFamily> DataModel for Glm<F> {
     }
     fn log_lik_grad_all(&self, theta: &[f64], grad: &mut [f64]) -> f64 {
         self.chunked_pass(theta, Some(grad))
+    }
+    fn log_lik_grad_all_many(&self, points: &[f64], grads: &mut [f64]) -> Vec<f64> {
+        let dim = self.dim();
+        if dim == 0 || points.len() % dim != 0 || grads.len() != points.len() {
+            return self.log_lik_grad_all_each(points, grads);
+        }
+        self.chunked_pass_many(points, grads)
     }
     fn log_lik_all(&self, theta: &[f64]) -> f64 {
         self.chunked_pass(theta, None)

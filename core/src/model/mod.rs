@@ -136,6 +136,22 @@ pub trait DataModel: Send + Sync {
             .map(|i| self.log_lik_grad(theta, i, grad))
             .sum()
     }
+    /// [`log_lik_grad_all`](Self::log_lik_grad_all) at each of K points (`points`, K rows of
+    /// `dim()` numbers): the K values, each gradient accumulated into its row of `grads`
+    /// (K × dim). The same bits as one call per point (a GLM reads its data once for all K;
+    /// the KSD's exact scores).
+    fn log_lik_grad_all_many(&self, points: &[f64], grads: &mut [f64]) -> Vec<f64> {
+        self.log_lik_grad_all_each(points, grads)
+    }
+    /// [`log_lik_grad_all_many`](Self::log_lik_grad_all_many) one point at a time.
+    fn log_lik_grad_all_each(&self, points: &[f64], grads: &mut [f64]) -> Vec<f64> {
+        let dim = self.dim().max(1);
+        points
+            .chunks_exact(dim)
+            .zip(grads.chunks_exact_mut(dim))
+            .map(|(x, g)| self.log_lik_grad_all(x, g))
+            .collect()
+    }
     /// Σᵢ ℓᵢ(θ) over all data.
     fn log_lik_all(&self, theta: &[f64]) -> f64 {
         (0..self.n()).map(|i| self.log_lik(theta, i)).sum()
