@@ -705,7 +705,7 @@ impl<F: GlmFamily> Glm<F> {
             f64::from_bits((hi << 32) | lo)
         };
         let (n, d, dim) = (self.design.n, self.design.d, self.dim());
-        let k = if dim == 0 { 0 } else { points.len() / dim };
+        let k = points.len().checked_div(dim).unwrap_or(0);
         let chunks = n.div_ceil(PASS_CHUNK).max(1);
         let range = |c: usize| (c * PASS_CHUNK, ((c + 1) * PASS_CHUNK).min(n));
         let run = |c: usize, g: &mut [f64], t: &mut [f64]| {
@@ -1167,7 +1167,7 @@ impl<F: GlmFamily> DataModel for Glm<F> {
     }
     fn log_lik_grad_all_many(&self, points: &[f64], grads: &mut [f64]) -> Vec<f64> {
         let dim = self.dim();
-        if dim == 0 || points.len() % dim != 0 || grads.len() != points.len() {
+        if dim == 0 || !points.len().is_multiple_of(dim) || grads.len() != points.len() {
             return self.log_lik_grad_all_each(points, grads);
         }
         self.chunked_pass_many(points, grads)
