@@ -44,6 +44,55 @@ pub fn for_each_piece(
     }
 }
 
+/// [`for_each_piece`] where each piece's job also writes `width` numbers (`job(k, piece, out)`,
+/// `out` zeroed), handed to `sink` in piece order as [`map_jobs`] does: a pass that writes
+/// every row and sums over them at once, with results that cannot depend on `p`.
+pub fn map_pieces(
+    p: Option<&dyn ParallelFor>,
+    data: &mut [f64],
+    len: usize,
+    width: usize,
+    job: &(dyn Fn(usize, &mut [f64], &mut [f64]) + Sync),
+    sink: &mut dyn FnMut(usize, &[f64]),
+) {
+    let len = len.max(1);
+    let pieces = data.len().div_ceil(len);
+    let mut buf = alloc::vec![0.0; width];
+    match p {
+        Some(p) if pieces > 1 => {
+            use core::sync::atomic::{AtomicU32, Ordering};
+            let slots: alloc::vec::Vec<AtomicU32> =
+                (0..2 * pieces * width).map(|_| AtomicU32::new(0)).collect();
+            p.for_each_piece(data, len, &|k, piece| {
+                let mut out = alloc::vec![0.0; width];
+                job(k, piece, &mut out);
+                let s = &slots[2 * k * width..2 * (k + 1) * width];
+                for (v, w) in out.iter().zip(s.chunks_exact(2)) {
+                    let b = v.to_bits();
+                    w[0].store((b >> 32) as u32, Ordering::Relaxed);
+                    w[1].store(b as u32, Ordering::Relaxed);
+                }
+            });
+            for k in 0..pieces {
+                let s = &slots[2 * k * width..2 * (k + 1) * width];
+                for (v, w) in buf.iter_mut().zip(s.chunks_exact(2)) {
+                    let hi = u64::from(w[0].load(Ordering::Relaxed));
+                    let lo = u64::from(w[1].load(Ordering::Relaxed));
+                    *v = f64::from_bits((hi << 32) | lo);
+                }
+                sink(k, &buf);
+            }
+        }
+        _ => {
+            for (k, piece) in data.chunks_mut(len).enumerate() {
+                buf.iter_mut().for_each(|v| *v = 0.0);
+                job(k, piece, &mut buf);
+                sink(k, &buf);
+            }
+        }
+    }
+}
+
 /// Runs `jobs` jobs that each write `width` numbers (`job(k, out)`, `out` zeroed), through `p`
 /// when given (possibly concurrently), else one after the other, and hands each job's numbers
 /// to `sink` in job order (`sink(k, values)`). The results cannot depend on `p`: a reduction

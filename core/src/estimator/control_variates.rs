@@ -102,33 +102,37 @@ impl ControlVariates {
                 _ => Vec::new(),
             };
             terms.resize(4 * n, 0.0);
-            crate::parallel::for_each_piece(
-                model.parallel(),
-                &mut terms,
-                4 * PASS_CHUNK,
-                &|c, t| glm.terms_rows(centre, c * PASS_CHUNK, t),
-            );
-            for t in terms.chunks_exact(4) {
-                sum_l += t[1];
-            }
-            // A = Σₖ f′ₖ xₖ and the lower triangle of B = Σₖ f″ₖ xₖxₖᵀ: each chunk of
-            // `PASS_CHUNK` rows summed from zero in row order, the chunks' sums added in chunk
-            // order (one chunk: the rows straight into A and B), so the bits do not depend on
-            // whether the chunks run on the model's spare threads (`DataModel::parallel`).
+            // One pass over the rows for both: each chunk of `PASS_CHUNK` rows in blocks of
+            // `FUSED` rows, the block's terms and then its share of A = Σₖ f′ₖ xₖ and the lower
+            // triangle of B = Σₖ f″ₖ xₖxₖᵀ while its rows are in cache. Each chunk's A and B
+            // are summed from zero in row order (eight rows per sweep, as over the whole chunk:
+            // blocks of a multiple of eight rows), the chunks' sums added in chunk order (one
+            // chunk: the rows straight into A and B), so the bits do not depend on whether the
+            // chunks run on the model's spare threads (`DataModel::parallel`).
+            const FUSED: usize = 256;
+            let fill = |first: usize, t: &mut [f64], a: &mut [f64], b: &mut [f64]| {
+                let rows = t.len() / 4;
+                let mut s0 = 0;
+                while s0 < rows {
+                    let s1 = (s0 + FUSED).min(rows);
+                    glm.terms_rows(centre, first + s0, &mut t[4 * s0..4 * s1]);
+                    add_grad_hess_rows(design, t, first, first + s0..first + s1, a, b);
+                    s0 = s1;
+                }
+            };
             let chunks = n.div_ceil(PASS_CHUNK);
-            let range = |c: usize| c * PASS_CHUNK..((c + 1) * PASS_CHUNK).min(n);
             let tri = d * (d + 1) / 2;
             if chunks <= 1 {
-                add_grad_hess_rows(design, &terms, 0..n, &mut a, &mut b);
+                fill(0, &mut terms, &mut a, &mut b);
             } else {
-                let job = |c: usize, out: &mut [f64]| {
+                let job = |c: usize, t: &mut [f64], out: &mut [f64]| {
                     let (ac, bc) = out.split_at_mut(d);
                     let mut full = vec![0.0; d * d];
-                    add_grad_hess_rows(design, &terms, range(c), ac, &mut full);
-                    let mut t = 0;
+                    fill(c * PASS_CHUNK, t, ac, &mut full);
+                    let mut k = 0;
                     for i in 0..d {
-                        bc[t..t + i + 1].copy_from_slice(&full[i * d..i * d + i + 1]);
-                        t += i + 1;
+                        bc[k..k + i + 1].copy_from_slice(&full[i * d..i * d + i + 1]);
+                        k += i + 1;
                     }
                 };
                 let mut sink = |_: usize, out: &[f64]| {
@@ -136,12 +140,12 @@ impl ControlVariates {
                     for (x, y) in a.iter_mut().zip(ac) {
                         *x += y;
                     }
-                    let mut t = 0;
+                    let mut k = 0;
                     for i in 0..d {
-                        for (x, y) in b[i * d..i * d + i + 1].iter_mut().zip(&bc[t..t + i + 1]) {
+                        for (x, y) in b[i * d..i * d + i + 1].iter_mut().zip(&bc[k..k + i + 1]) {
                             *x += y;
                         }
-                        t += i + 1;
+                        k += i + 1;
                     }
                 };
                 // Partial sums of every chunk in flight at once cost (d + d(d+1)/2)·chunks
@@ -149,7 +153,17 @@ impl ControlVariates {
                 let p = model
                     .parallel()
                     .filter(|_| chunks.saturating_mul(d + tri) <= 1 << 22);
-                crate::parallel::map_jobs(p, chunks, d + tri, &job, &mut sink);
+                crate::parallel::map_pieces(
+                    p,
+                    &mut terms,
+                    4 * PASS_CHUNK,
+                    d + tri,
+                    &job,
+                    &mut sink,
+                );
+            }
+            for t in terms.chunks_exact(4) {
+                sum_l += t[1];
             }
             for i in 0..d {
                 for j in 0..i {
@@ -698,13 +712,14 @@ impl Gathered {
 fn add_grad_hess_rows(
     design: &crate::data::Design,
     terms: &[f64],
+    first: usize,
     rows: core::ops::Range<usize>,
     a: &mut [f64],
     b: &mut [f64],
 ) {
     crate::on_cpu!(
-        add_grad_hess_rows_avx2(design, terms, rows.clone(), a, b),
-        add_grad_hess_rows_any(design, terms, rows, a, b)
+        add_grad_hess_rows_avx2(design, terms, first, rows.clone(), a, b),
+        add_grad_hess_rows_any(design, terms, first, rows, a, b)
     )
 }
 
@@ -713,28 +728,32 @@ fn add_grad_hess_rows(
 fn add_grad_hess_rows_avx2(
     design: &crate::data::Design,
     terms: &[f64],
+    first: usize,
     rows: core::ops::Range<usize>,
     a: &mut [f64],
     b: &mut [f64],
 ) {
-    add_grad_hess_rows_any(design, terms, rows, a, b);
+    add_grad_hess_rows_any(design, terms, first, rows, a, b);
 }
 
 #[inline(always)]
 fn add_grad_hess_rows_any(
     design: &crate::data::Design,
     terms: &[f64],
+    first: usize,
     rows: core::ops::Range<usize>,
     a: &mut [f64],
     b: &mut [f64],
 ) {
     const R: usize = 8;
     let d = design.d;
+    // `terms` starts at row `first`.
+    let terms = |k: usize| &terms[4 * (k - first)..4 * (k - first) + 4];
     let full = rows.start + (rows.len() - rows.len() % R);
     for k0 in (rows.start..full).step_by(R) {
         let r: [&[f64]; R] = core::array::from_fn(|q| design.row(k0 + q));
-        let f1: [f64; R] = core::array::from_fn(|q| terms[4 * (k0 + q) + 2]);
-        let f2: [f64; R] = core::array::from_fn(|q| terms[4 * (k0 + q) + 3]);
+        let f1: [f64; R] = core::array::from_fn(|q| terms(k0 + q)[2]);
+        let f2: [f64; R] = core::array::from_fn(|q| terms(k0 + q)[3]);
         for i in 0..d {
             let mut s = a[i];
             for q in 0..R {
@@ -755,7 +774,7 @@ fn add_grad_hess_rows_any(
     }
     for k in full..rows.end {
         let row = design.row(k);
-        let (d1, d2) = (terms[4 * k + 2], terms[4 * k + 3]);
+        let (d1, d2) = (terms(k)[2], terms(k)[3]);
         for i in 0..d {
             a[i] += d1 * row[i];
             let ri = d2 * row[i];
