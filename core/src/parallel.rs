@@ -44,6 +44,9 @@ pub fn for_each_piece(
     }
 }
 
+/// A job of [`map_pieces`]: `job(k, piece, out)`.
+pub type PieceJob<'a> = dyn Fn(usize, &mut [f64], &mut [f64]) + Sync + 'a;
+
 /// [`for_each_piece`] where each piece's job also writes `width` numbers (`job(k, piece, out)`,
 /// `out` zeroed), handed to `sink` in piece order as [`map_jobs`] does: a pass that writes
 /// every row and sums over them at once, with results that cannot depend on `p`.
@@ -52,7 +55,7 @@ pub fn map_pieces(
     data: &mut [f64],
     len: usize,
     width: usize,
-    job: &(dyn Fn(usize, &mut [f64], &mut [f64]) + Sync),
+    job: &PieceJob<'_>,
     sink: &mut dyn FnMut(usize, &[f64]),
 ) {
     let len = len.max(1);
