@@ -132,6 +132,16 @@ impl DesignSpec {
 impl Design {
     /// Build a design from a table. Errors name the missing column.
     pub fn from_table(t: &Table, spec: &DesignSpec) -> Result<Self, Error> {
+        Self::from_table_on(t, spec, None)
+    }
+
+    /// [`from_table`](Self::from_table), the rows written in pieces on `parallel`'s threads
+    /// when given (each row's numbers do not depend on the piece: the same design).
+    pub fn from_table_on(
+        t: &Table,
+        spec: &DesignSpec,
+        parallel: Option<&dyn crate::parallel::ParallelFor>,
+    ) -> Result<Self, Error> {
         let y = t.column(&spec.response)?.to_vec();
         let n = y.len();
         if n == 0 {
@@ -178,15 +188,21 @@ impl Design {
             }
         }
         let mut x = alloc::vec![0.0; n * d];
-        for i in 0..n {
-            let row = &mut x[i * d..(i + 1) * d];
-            if spec.intercept {
-                row[0] = 1.0;
+        // Pieces of PASS_CHUNK rows: on a tall table most of the time goes to the kernel
+        // mapping the design's fresh pages, which the threads then share.
+        let rows_per = crate::parallel::PASS_CHUNK;
+        crate::parallel::for_each_piece(parallel, &mut x, rows_per * d.max(1), &|k, piece| {
+            let i0 = k * rows_per;
+            for (r, row) in piece.chunks_exact_mut(d.max(1)).enumerate() {
+                let i = i0 + r;
+                if spec.intercept {
+                    row[0] = 1.0;
+                }
+                for (j, c) in cols.iter().enumerate() {
+                    row[off + j] = (c[i] - shift[j]) * scale[j];
+                }
             }
-            for (j, c) in cols.iter().enumerate() {
-                row[off + j] = (c[i] - shift[j]) * scale[j];
-            }
-        }
+        });
         Ok(Design { n, d, x, y, names })
     }
 

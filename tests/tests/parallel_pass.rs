@@ -318,3 +318,39 @@ fn passes_at_many_points_give_the_bits_of_one_pass_each() {
         }
     }
 }
+
+/// The design written in pieces on threads (`tallmc run` builds the model on every core) is the
+/// one-thread design: intercept or not, standardised or not, one piece and several.
+#[test]
+fn design_on_threads_is_the_one_thread_design() {
+    use tallmc_core::data::{Design, DesignSpec};
+    use tallmc_core::settings::Settings;
+    for n in [40_001usize, 100] {
+        let table = tallmc_core::simulate::simulate("logistic", n, 4, 2, &Settings::new()).unwrap();
+        for (intercept, standardize) in [(true, false), (false, true), (true, true)] {
+            let spec = DesignSpec {
+                response: "y".into(),
+                features: None,
+                intercept,
+                standardize,
+            };
+            let one = Design::from_table(&table, &spec).unwrap();
+            let many = Design::from_table_on(&table, &spec, Some(&Threads::new(3))).unwrap();
+            assert_eq!((one.n, one.d), (many.n, many.d));
+            assert!(one.x.len() == n * one.d && one.x.iter().all(|v| v.is_finite()));
+            let same = one
+                .x
+                .iter()
+                .zip(&many.x)
+                .all(|(a, b)| a.to_bits() == b.to_bits());
+            assert!(
+                same && one.x.len() == many.x.len(),
+                "n {n} {intercept} {standardize}"
+            );
+            // The last row holds the table's last row (x1 in the first feature slot).
+            let x1 = table.column("x1").unwrap()[n - 1];
+            let last = one.row(n - 1);
+            assert!(standardize || last[usize::from(intercept)] == x1);
+        }
+    }
+}

@@ -160,8 +160,17 @@ fn check_finite(table: &Table, cols: &[String]) -> Result<(), Error> {
 
 /// A regression design with validated, finite data and at least one parameter.
 pub fn regression_design(table: &Table, spec: &DesignSpec) -> Result<Design, Error> {
+    regression_design_on(table, spec, None)
+}
+
+/// [`regression_design`], the design's rows written on `parallel`'s threads when given.
+pub fn regression_design_on(
+    table: &Table,
+    spec: &DesignSpec,
+    parallel: Option<&dyn crate::parallel::ParallelFor>,
+) -> Result<Design, Error> {
     check_finite(table, &regression_columns(table, spec))?;
-    let design = Design::from_table(table, spec)?;
+    let design = Design::from_table_on(table, spec, parallel)?;
     if design.d == 0 {
         return Err(Error::data(
             "the model has no parameters: no feature columns and no intercept",
@@ -348,7 +357,7 @@ pub fn build(
         "logistic" => {
             let prior = Prior::from_settings(settings)?;
             let mode = ReparamMode::from_settings(settings)?;
-            let d = regression_design(table, design)?;
+            let d = regression_design_on(table, design, parallel.as_deref())?;
             check_binary(&d, &design.response)?;
             Ok(Arc::new(reparametrise(
                 Glm::new(d, Logistic, prior),
@@ -359,7 +368,7 @@ pub fn build(
         "poisson" => {
             let prior = Prior::from_settings(settings)?;
             let mode = ReparamMode::from_settings(settings)?;
-            let d = regression_design(table, design)?;
+            let d = regression_design_on(table, design, parallel.as_deref())?;
             check_counts(&d, &design.response)?;
             Ok(Arc::new(reparametrise(
                 Glm::new(d, Poisson, prior),
@@ -371,7 +380,7 @@ pub fn build(
             let prior = Prior::from_settings(settings)?;
             let mode = ReparamMode::from_settings(settings)?;
             let noise = linear::P_NOISE.choice(settings)?;
-            let d = regression_design(table, design)?;
+            let d = regression_design_on(table, design, parallel.as_deref())?;
             if noise == "gamma" {
                 reject(
                     settings,
@@ -405,7 +414,7 @@ pub fn build(
             let mode = ReparamMode::from_settings(settings)?;
             let nu = glm::P_NU.real(settings)?;
             let scale = glm::P_T_SCALE.real(settings)?;
-            let d = regression_design(table, design)?;
+            let d = regression_design_on(table, design, parallel.as_deref())?;
             Ok(Arc::new(reparametrise(
                 Glm::new(d, StudentT { nu, scale }, prior),
                 mode,
