@@ -1,6 +1,7 @@
-//! [`tallmc_core::parallel::ParallelFor`] on OS threads: the chunks of a full-data pass are
-//! shared out among `threads` scoped threads (the calling one included), each taking the next
-//! chunk from an atomic counter. The core fixes the reduction order, so the results are
+//! [`tallmc_core::parallel::ParallelFor`] on OS threads: [`Pool`] (persistent helper threads,
+//! what `tallmc run` and the Python package use) and [`Threads`] (scoped threads per call).
+//! Either shares the jobs of a call among its threads (the calling one included), each taking
+//! the next job from an atomic counter. The core fixes the reduction order, so the results are
 //! bit-identical to a single thread's.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -63,6 +64,209 @@ impl ParallelFor for Threads {
                 f(k, piece);
             }
         });
+    }
+}
+
+/// Persistent helper threads for [`ParallelFor`], for work split finely: a call costs about a
+/// microsecond instead of a thread start (≈ 20 µs for [`Threads`]), so that one HMC-ECS
+/// gradient evaluation (≈ 40 µs at m = 1 300) can be shared too. Between calls each helper
+/// spins for [`Pool::SPIN`], then sleeps until the next call wakes it. The jobs of one call are
+/// taken from a counter, as in [`Threads`], so the core's fixed reduction order gives the same
+/// bits. A call made while another is running (chains sharing one model) runs on its own
+/// thread alone.
+pub struct Pool {
+    shared: std::sync::Arc<Shared>,
+    helpers: Vec<std::thread::JoinHandle<()>>,
+    threads: usize,
+    busy: std::sync::Mutex<()>,
+}
+
+/// A job of the running call: `f` with its lifetime erased (see [`Pool::for_each`]).
+#[derive(Clone, Copy)]
+struct JobRef(*const (dyn Fn(usize) + Sync + 'static));
+
+// SAFETY: the pointee is `Sync` and outlives every use (the call waits for all of them).
+unsafe impl Send for JobRef {}
+
+struct Shared {
+    /// The call's epoch (bumped by each call) and job, read together.
+    job: std::sync::Mutex<(u32, Option<JobRef>, usize)>,
+    epoch: std::sync::atomic::AtomicU32,
+    /// High 32 bits: the epoch the counter belongs to; low 32 bits: the next job index.
+    next: std::sync::atomic::AtomicU64,
+    /// Jobs finished in this call.
+    done: std::sync::atomic::AtomicUsize,
+    panicked: std::sync::atomic::AtomicBool,
+    stop: std::sync::atomic::AtomicBool,
+}
+
+impl Shared {
+    /// Take the next job index of epoch `e` (none when the call has moved on or has no more).
+    fn claim(&self, e: u32, jobs: usize) -> Option<usize> {
+        use std::sync::atomic::Ordering;
+        let mut v = self.next.load(Ordering::Acquire);
+        loop {
+            let (ve, k) = ((v >> 32) as u32, (v & 0xffff_ffff) as usize);
+            if ve != e || k >= jobs {
+                return None;
+            }
+            match self
+                .next
+                .compare_exchange_weak(v, v + 1, Ordering::AcqRel, Ordering::Acquire)
+            {
+                Ok(_) => return Some(k),
+                Err(now) => v = now,
+            }
+        }
+    }
+
+    /// Run the jobs of epoch `e` until none is left.
+    fn work(&self, e: u32, job: JobRef, jobs: usize) {
+        use std::sync::atomic::Ordering;
+        while let Some(k) = self.claim(e, jobs) {
+            // SAFETY: `job` points to the `f` of the call of epoch `e`, which does not return
+            // before `done` counts this job, so `f` is alive here.
+            let f = unsafe { &*job.0 };
+            if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(k))).is_err() {
+                self.panicked.store(true, Ordering::Relaxed);
+            }
+            self.done.fetch_add(1, Ordering::AcqRel);
+        }
+    }
+}
+
+impl Pool {
+    /// How long an idle helper spins before it sleeps.
+    pub const SPIN: std::time::Duration = std::time::Duration::from_micros(200);
+
+    /// `threads` threads per call (at least 1): the calling thread and `threads − 1` helpers.
+    pub fn new(threads: usize) -> Self {
+        use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize};
+        let threads = threads.max(1);
+        let shared = std::sync::Arc::new(Shared {
+            job: std::sync::Mutex::new((0, None, 0)),
+            epoch: AtomicU32::new(0),
+            next: AtomicU64::new(0),
+            done: AtomicUsize::new(0),
+            panicked: AtomicBool::new(false),
+            stop: AtomicBool::new(false),
+        });
+        let helpers = (1..threads)
+            .filter_map(|_| {
+                let sh = shared.clone();
+                std::thread::Builder::new()
+                    .name("tallmc-pass".into())
+                    .spawn(move || helper(&sh))
+                    .ok()
+            })
+            .collect();
+        Pool {
+            shared,
+            helpers,
+            threads,
+            busy: std::sync::Mutex::new(()),
+        }
+    }
+}
+
+fn helper(sh: &Shared) {
+    use std::sync::atomic::Ordering;
+    let mut seen = 0u32;
+    loop {
+        // Wait for a new call: spin, then sleep (a call unparks every helper).
+        let t0 = std::time::Instant::now();
+        let mut spins = 0u32;
+        loop {
+            if sh.stop.load(Ordering::Acquire) {
+                return;
+            }
+            if sh.epoch.load(Ordering::Acquire) != seen {
+                break;
+            }
+            spins = spins.wrapping_add(1);
+            if !spins.is_multiple_of(64) || t0.elapsed() < Pool::SPIN {
+                std::hint::spin_loop();
+            } else {
+                std::thread::park_timeout(std::time::Duration::from_millis(50));
+            }
+        }
+        let (e, job, jobs) = *sh.job.lock().unwrap_or_else(|p| p.into_inner());
+        seen = e;
+        if let Some(job) = job {
+            sh.work(e, job, jobs);
+        }
+    }
+}
+
+impl ParallelFor for Pool {
+    fn for_each(&self, jobs: usize, f: &(dyn Fn(usize) + Sync)) {
+        use std::sync::atomic::Ordering;
+        let guard = match self.busy.try_lock() {
+            Ok(g) if !self.helpers.is_empty() && jobs > 1 && jobs < u32::MAX as usize => g,
+            // One job, no helper, or another call running: this thread alone.
+            _ => {
+                for k in 0..jobs {
+                    f(k);
+                }
+                return;
+            }
+        };
+        let sh = &*self.shared;
+        let ptr: *const (dyn Fn(usize) + Sync + '_) = f;
+        // SAFETY: only the lifetime is erased; the helpers use `job` only for claimed jobs of
+        // this epoch, and this call returns only after `done` counts every job (panics are
+        // caught in the jobs), so no use outlives `f`.
+        let job = JobRef(unsafe {
+            std::mem::transmute::<
+                *const (dyn Fn(usize) + Sync + '_),
+                *const (dyn Fn(usize) + Sync + 'static),
+            >(ptr)
+        });
+        let e = sh.epoch.load(Ordering::Relaxed).wrapping_add(1);
+        sh.done.store(0, Ordering::Relaxed);
+        sh.panicked.store(false, Ordering::Relaxed);
+        *sh.job.lock().unwrap_or_else(|p| p.into_inner()) = (e, Some(job), jobs);
+        sh.next.store(u64::from(e) << 32, Ordering::Release);
+        sh.epoch.store(e, Ordering::Release);
+        for h in &self.helpers {
+            h.thread().unpark();
+        }
+        sh.work(e, job, jobs);
+        while sh.done.load(Ordering::Acquire) < jobs {
+            std::hint::spin_loop();
+        }
+        *sh.job.lock().unwrap_or_else(|p| p.into_inner()) = (e, None, 0);
+        let panicked = sh.panicked.load(Ordering::Relaxed);
+        drop(guard);
+        if panicked {
+            panic!("a job of a parallel pass panicked");
+        }
+    }
+    fn threads(&self) -> usize {
+        self.threads
+    }
+    fn for_each_piece(&self, data: &mut [f64], len: usize, f: &(dyn Fn(usize, &mut [f64]) + Sync)) {
+        // Each piece behind its own lock: a job takes only its own (no waiting).
+        let pieces: Vec<std::sync::Mutex<&mut [f64]>> = data
+            .chunks_mut(len.max(1))
+            .map(std::sync::Mutex::new)
+            .collect();
+        self.for_each(pieces.len(), &|k| {
+            let mut piece = pieces[k].lock().unwrap_or_else(|p| p.into_inner());
+            f(k, &mut piece);
+        });
+    }
+}
+
+impl Drop for Pool {
+    fn drop(&mut self) {
+        self.shared
+            .stop
+            .store(true, std::sync::atomic::Ordering::Release);
+        for h in self.helpers.drain(..) {
+            h.thread().unpark();
+            let _ = h.join();
+        }
     }
 }
 

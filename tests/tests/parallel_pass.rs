@@ -354,3 +354,137 @@ fn design_on_threads_is_the_one_thread_design() {
         }
     }
 }
+
+/// HMC-ECS with its subsample evaluated in parts on spare threads (positions, then blocks)
+/// gives the draws, energies and σ̂² of one thread bit for bit: m above the split size with G
+/// dividing m or not, on two and three threads (scoped threads and the persistent pool of
+/// `tallmc run`); m below it (one thread either way).
+#[test]
+fn hmc_ecs_on_threads_gives_the_one_thread_chain() {
+    use tallmc_core::chain::Phase;
+    use tallmc_core::data::DesignSpec;
+    use tallmc_core::registry::{build_model, run_chains, ChainConfig};
+    use tallmc_core::settings::Settings;
+    let table =
+        tallmc_core::simulate::simulate("logistic", 30_000, 6, 4, &Settings::new()).unwrap();
+    let spec = DesignSpec {
+        response: "y".into(),
+        features: None,
+        intercept: true,
+        standardize: false,
+    };
+    let run = |threads: usize, pool: bool, m: &str, g: &str| {
+        let mut model = build_model("logistic", &table, &spec, &Settings::new()).unwrap();
+        if threads > 1 {
+            let p: Arc<dyn tallmc_core::parallel::ParallelFor> = if pool {
+                Arc::new(tallmc_cli::parallel::Pool::new(threads))
+            } else {
+                Arc::new(Threads::new(threads))
+            };
+            Arc::get_mut(&mut model)
+                .expect("fresh model")
+                .set_parallel(p);
+        }
+        let mut set = Settings::new();
+        set.insert("m", m);
+        set.insert("G", g);
+        let config = ChainConfig {
+            sampler: "hmc-ecs",
+            warmup: 150,
+            settings: &set,
+        };
+        let mut bits = Vec::new();
+        run_chains(&config, model, 5, 1, 150, |_, phase, _, th, info| {
+            if phase == Phase::Sampling {
+                bits.extend(th.iter().map(|v| v.to_bits()));
+                bits.push(info.energy.to_bits());
+                bits.extend(info.extra.iter().map(|v| v.to_bits()));
+            }
+        })
+        .unwrap();
+        bits
+    };
+    for (m, g) in [("1300", "100"), ("1001", "7"), ("300", "30")] {
+        let one = run(1, false, m, g);
+        for threads in [2, 3] {
+            for pool in [false, true] {
+                assert!(
+                    one == run(threads, pool, m, g),
+                    "m = {m}, G = {g}, {threads} threads, pool {pool}"
+                );
+            }
+        }
+    }
+}
+
+/// The persistent pool runs every job of every call exactly once (job counts from 0 to more
+/// than its threads, thousands of calls in a row), hands each piece to one job, serves two
+/// callers at once (the second runs alone), passes a job's panic to its caller (after the other
+/// jobs ran, with helpers) and keeps working after it.
+#[test]
+fn the_pool_runs_every_job_once() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use tallmc_cli::parallel::Pool;
+    use tallmc_core::parallel::ParallelFor;
+    for threads in [1, 2, 3] {
+        let pool = Pool::new(threads);
+        assert_eq!(pool.threads(), threads);
+        for round in 0..3_000usize {
+            let jobs = round % 7;
+            let hits: Vec<AtomicUsize> = (0..jobs).map(|_| AtomicUsize::new(0)).collect();
+            pool.for_each(jobs, &|k| {
+                hits[k].fetch_add(1, Ordering::Relaxed);
+            });
+            assert!(
+                hits.iter().all(|h| h.load(Ordering::Relaxed) == 1),
+                "{threads} {round}"
+            );
+        }
+        let mut data = vec![-1.0; 1_000];
+        pool.for_each_piece(&mut data, 77, &|k, piece| {
+            for (j, v) in piece.iter_mut().enumerate() {
+                *v += 1.0 + (k * 77 + j) as f64;
+            }
+        });
+        assert!(data.iter().enumerate().all(|(i, &v)| v == i as f64));
+        // Two callers at once on one pool.
+        let pool = Arc::new(pool);
+        let total = Arc::new(AtomicUsize::new(0));
+        let callers: Vec<_> = (0..2)
+            .map(|_| {
+                let (pool, total) = (pool.clone(), total.clone());
+                std::thread::spawn(move || {
+                    for _ in 0..500 {
+                        pool.for_each(5, &|_| {
+                            total.fetch_add(1, Ordering::Relaxed);
+                        });
+                    }
+                })
+            })
+            .collect();
+        for c in callers {
+            c.join().unwrap();
+        }
+        assert_eq!(total.load(Ordering::Relaxed), 2 * 500 * 5);
+        // A panicking job: the caller panics, after every other job ran; the pool still works.
+        let ran = AtomicUsize::new(0);
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            pool.for_each(6, &|k| {
+                ran.fetch_add(1, Ordering::Relaxed);
+                if k == 4 {
+                    panic!("job 4");
+                }
+            })
+        }));
+        assert!(r.is_err());
+        if threads > 1 {
+            // On its own thread alone (one thread) the call stops at the panic.
+            assert_eq!(ran.load(Ordering::Relaxed), 6);
+        }
+        let after = AtomicUsize::new(0);
+        pool.for_each(3, &|_| {
+            after.fetch_add(1, Ordering::Relaxed);
+        });
+        assert_eq!(after.load(Ordering::Relaxed), 3);
+    }
+}

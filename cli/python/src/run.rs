@@ -192,7 +192,7 @@ pub fn prepare(req: &mut Request) -> Result<Prepared, String> {
     };
     let t_model = Instant::now();
     // Every core during the build (the whitening's passes), then the cores the chains leave.
-    let build_threads = tallmc_cli::parallel::Threads::new(tallmc_cli::parallel::pass_threads(1));
+    let build_threads = tallmc_cli::parallel::Pool::new(tallmc_cli::parallel::pass_threads(1));
     let mut model = registry::build_model_on(
         &req.model,
         &table,
@@ -205,7 +205,7 @@ pub fn prepare(req: &mut Request) -> Result<Prepared, String> {
     drop(table);
     let threads = tallmc_cli::parallel::pass_threads(req.chains);
     if let Some(m) = Arc::get_mut(&mut model) {
-        m.set_parallel(Arc::new(tallmc_cli::parallel::Threads::new(threads)));
+        m.set_parallel(Arc::new(tallmc_cli::parallel::Pool::new(threads)));
     }
     let n = model.n();
     let t_build = Instant::now();

@@ -426,6 +426,28 @@ impl ControlVariates {
         })
     }
 
+    /// [`diffs_gathered_scalars`](Self::diffs_gathered_scalars) for `idx` held by `g` from its
+    /// position `start` on (one part of a subsample evaluated in parts; each position's numbers
+    /// are those of the whole evaluation).
+    #[allow(clippy::too_many_arguments)]
+    pub fn diffs_gathered_scalars_at(
+        &self,
+        model: &dyn DataModel,
+        theta: &[f64],
+        idx: &[usize],
+        g: &Gathered,
+        start: usize,
+        dout: &mut [f64],
+        cout: &mut [f64],
+    ) -> bool {
+        if cout.len() < idx.len() {
+            return false;
+        }
+        self.gathered_diffs(model, theta, idx, g, start, dout, true, &mut |s, c, _| {
+            cout[s] = c;
+        })
+    }
+
     /// The gathered path of [`diffs_gathered_at`](Self::diffs_gathered_at): dₖ into `dout` and,
     /// when `with_grad`, `sink(s, cₖ, xₖ)` for each position s; false when `g` does not fit.
     /// Compiled for the running CPU ([`crate::cpu`]; the same bits on either path).

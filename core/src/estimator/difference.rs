@@ -21,6 +21,10 @@ use crate::model::DataModel;
 use crate::rng::{uniform_index, Rng};
 use alloc::vec::Vec;
 
+/// Subsamples from this size on are evaluated in parts on the model's spare threads
+/// ([`DataModel::parallel`]), when it has more than one.
+const SPLIT_FROM: usize = 512;
+
 /// Shape of the subsample: n data, m draws with replacement, G blocks.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct DiffEstimator {
@@ -46,6 +50,7 @@ pub struct DiffEval {
     gbuf: Vec<f64>,
     cbuf: Vec<f64>,
     vbuf: Vec<f64>,
+    pbuf: Vec<f64>,
     /// ℓ̂(θ), unbiased for ℓ(θ).
     pub ell_hat: f64,
     /// σ̂²(θ), the estimated variance of ℓ̂.
@@ -179,13 +184,30 @@ impl DiffEstimator {
         if let Some(g) = gathered.filter(|_| with_grad && d > 0) {
             let mut cbuf = core::mem::take(&mut out.cbuf);
             cbuf.resize(self.m, 0.0);
-            if cv.diffs_gathered_scalars(model, theta, idx, g, &mut dbuf, &mut cbuf) {
+            // On tall subsamples the spare threads take parts of the positions, then parts of
+            // the blocks (the same numbers: each position's difference and each block's sums
+            // do not depend on who computes them, and `finish` adds the blocks in order).
+            let par = model
+                .parallel()
+                .filter(|p| p.threads() > 1 && self.m >= SPLIT_FROM);
+            let ok = match par {
+                Some(p) => {
+                    self.diffs_in_parts(p, model, cv, theta, idx, g, out, &mut dbuf, &mut cbuf)
+                }
+                None => cv.diffs_gathered_scalars(model, theta, idx, g, &mut dbuf, &mut cbuf),
+            };
+            if ok {
                 out.shift = dbuf.iter().sum::<f64>() / self.m as f64;
                 let rows = g.rows();
-                for b in 0..self.blocks {
-                    let r = self.block_range(b);
-                    let xs = &rows[r.start * d..r.end * d];
-                    accumulate_block_rows(out, b, &dbuf[r.clone()], &cbuf[r], xs);
+                match par {
+                    Some(p) => self.blocks_in_parts(p, out, &dbuf, &cbuf, rows),
+                    None => {
+                        for b in 0..self.blocks {
+                            let r = self.block_range(b);
+                            let xs = &rows[r.start * d..r.end * d];
+                            accumulate_block_rows(out, b, &dbuf[r.clone()], &cbuf[r], xs);
+                        }
+                    }
                 }
                 out.dbuf = dbuf;
                 out.cbuf = cbuf;
@@ -254,6 +276,94 @@ impl DiffEstimator {
         out.dbuf = dbuf;
         out.gbuf = gbuf;
         self.finish(out);
+    }
+
+    /// The differences dₖ and gradient scalars cₖ of the gathered subsample in one part of the
+    /// positions per thread of `p` (each part's numbers side by side in `out.pbuf`, then
+    /// copied to `dbuf` and `cbuf`); false when `g` does not hold `idx`.
+    #[allow(clippy::too_many_arguments)]
+    fn diffs_in_parts(
+        &self,
+        p: &dyn crate::parallel::ParallelFor,
+        model: &dyn DataModel,
+        cv: &ControlVariates,
+        theta: &[f64],
+        idx: &[usize],
+        g: &super::Gathered,
+        out: &mut DiffEval,
+        dbuf: &mut [f64],
+        cbuf: &mut [f64],
+    ) -> bool {
+        use core::sync::atomic::{AtomicBool, Ordering};
+        let m = self.m;
+        // As the whole evaluation: `g` must hold exactly the m positions.
+        if g.rows().len() != m * cv.centre().len() {
+            return false;
+        }
+        let len = m.div_ceil(p.threads().max(1)).max(1);
+        // Every number is written by its part: no need to clear the buffer first.
+        let mut buf = core::mem::take(&mut out.pbuf);
+        buf.resize(2 * m, 0.0);
+        let ok = AtomicBool::new(true);
+        // Part k: positions k·len.., as [d's, c's].
+        crate::parallel::for_each_piece(Some(p), &mut buf, 2 * len, &|k, part| {
+            let (s0, l) = (k * len, part.len() / 2);
+            let (dp, cp) = part.split_at_mut(l);
+            if !cv.diffs_gathered_scalars_at(model, theta, &idx[s0..s0 + l], g, s0, dp, cp) {
+                ok.store(false, Ordering::Relaxed);
+            }
+        });
+        for (k, part) in buf.chunks(2 * len).enumerate() {
+            let (s0, l) = (k * len, part.len() / 2);
+            dbuf[s0..s0 + l].copy_from_slice(&part[..l]);
+            cbuf[s0..s0 + l].copy_from_slice(&part[l..]);
+        }
+        out.pbuf = buf;
+        ok.load(Ordering::Relaxed)
+    }
+
+    /// Every block's sums (as `accumulate_block_rows`) in one part of the blocks per thread of
+    /// `p`: each block's [S₁, S₂, V₁, V₂] side by side in `out.pbuf`, then copied to `out`.
+    fn blocks_in_parts(
+        &self,
+        p: &dyn crate::parallel::ParallelFor,
+        out: &mut DiffEval,
+        dbuf: &[f64],
+        cbuf: &[f64],
+        rows: &[f64],
+    ) {
+        let (d, shift, nb) = (out.d, out.shift, self.blocks);
+        let w = 2 + 2 * d;
+        let per = nb.div_ceil(p.threads().max(1)).max(1);
+        let mut buf = core::mem::take(&mut out.pbuf);
+        buf.resize(nb * w, 0.0);
+        crate::parallel::for_each_piece(Some(p), &mut buf, per * w, &|k, part| {
+            // Each part clears its own slots (the sums start from zero, as after `reset`).
+            part.iter_mut().for_each(|v| *v = 0.0);
+            for (j, slot) in part.chunks_exact_mut(w).enumerate() {
+                let r = self.block_range(k * per + j);
+                let (s, v) = slot.split_at_mut(2);
+                let (s1, s2) = s.split_at_mut(1);
+                let (v1, v2) = v.split_at_mut(d);
+                add_block_rows(
+                    shift,
+                    &mut s1[0],
+                    &mut s2[0],
+                    v1,
+                    v2,
+                    &dbuf[r.clone()],
+                    &cbuf[r.clone()],
+                    &rows[r.start * d..r.end * d],
+                );
+            }
+        });
+        for (b, slot) in buf.chunks_exact(w).enumerate() {
+            out.s1[b] = slot[0];
+            out.s2[b] = slot[1];
+            out.v1[b * d..(b + 1) * d].copy_from_slice(&slot[2..2 + d]);
+            out.v2[b * d..(b + 1) * d].copy_from_slice(&slot[2 + d..]);
+        }
+        out.pbuf = buf;
     }
 
     fn finish(&self, out: &mut DiffEval) {
@@ -328,40 +438,81 @@ fn accumulate_block(out: &mut DiffEval, g: usize, ds: &[f64], gs: &[f64]) {
 /// row-major): the products cⱼ xⱼᵢ formed here, as the gathered evaluation forms them, and added
 /// in the same order (the same bits). Compiled for the running CPU ([`crate::cpu`]).
 fn accumulate_block_rows(out: &mut DiffEval, g: usize, ds: &[f64], cs: &[f64], xs: &[f64]) {
+    let d = out.d;
+    let (c, mut s1, mut s2) = (out.shift, out.s1[g], out.s2[g]);
+    let (v1, v2) = (
+        &mut out.v1[g * d..(g + 1) * d],
+        &mut out.v2[g * d..(g + 1) * d],
+    );
+    add_block_rows(c, &mut s1, &mut s2, v1, v2, ds, cs, xs);
+    out.s1[g] = s1;
+    out.s2[g] = s2;
+}
+
+/// The sums of one block, each given by reference: S₁ += Σ eⱼ, S₂ += Σ eⱼ², V₁ += Σ cⱼxⱼ,
+/// V₂ += Σ eⱼcⱼxⱼ with eⱼ = dⱼ − `shift` (S₁ and S₂ get the block's own sums added once, as
+/// `accumulate_block`). Compiled for the running CPU ([`crate::cpu`]).
+#[allow(clippy::too_many_arguments)]
+fn add_block_rows(
+    shift: f64,
+    s1: &mut f64,
+    s2: &mut f64,
+    v1: &mut [f64],
+    v2: &mut [f64],
+    ds: &[f64],
+    cs: &[f64],
+    xs: &[f64],
+) {
     crate::on_cpu!(
-        accumulate_block_rows_avx2(out, g, ds, cs, xs),
-        accumulate_block_rows_any(out, g, ds, cs, xs)
+        add_block_rows_avx2(shift, s1, s2, v1, v2, ds, cs, xs),
+        add_block_rows_any(shift, s1, s2, v1, v2, ds, cs, xs)
     )
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-fn accumulate_block_rows_avx2(out: &mut DiffEval, g: usize, ds: &[f64], cs: &[f64], xs: &[f64]) {
-    accumulate_block_rows_any(out, g, ds, cs, xs);
+#[allow(clippy::too_many_arguments)]
+fn add_block_rows_avx2(
+    shift: f64,
+    s1: &mut f64,
+    s2: &mut f64,
+    v1: &mut [f64],
+    v2: &mut [f64],
+    ds: &[f64],
+    cs: &[f64],
+    xs: &[f64],
+) {
+    add_block_rows_any(shift, s1, s2, v1, v2, ds, cs, xs);
 }
 
 #[inline(always)]
-fn accumulate_block_rows_any(out: &mut DiffEval, g: usize, ds: &[f64], cs: &[f64], xs: &[f64]) {
-    let d = out.d;
-    let c = out.shift;
-    let mut s1 = 0.0;
-    let mut s2 = 0.0;
-    let (v1, v2) = (
-        &mut out.v1[g * d..(g + 1) * d],
-        &mut out.v2[g * d..(g + 1) * d],
-    );
+#[allow(clippy::too_many_arguments)]
+fn add_block_rows_any(
+    shift: f64,
+    s1: &mut f64,
+    s2: &mut f64,
+    v1: &mut [f64],
+    v2: &mut [f64],
+    ds: &[f64],
+    cs: &[f64],
+    xs: &[f64],
+) {
+    let d = v1.len();
+    let c = shift;
+    let mut t1 = 0.0;
+    let mut t2 = 0.0;
     for ((&dv, &cj), x) in ds.iter().zip(cs).zip(xs.chunks_exact(d.max(1))) {
         let e = dv - c;
-        s1 += e;
-        s2 += e * e;
+        t1 += e;
+        t2 += e * e;
         for ((a, b), &xi) in v1.iter_mut().zip(v2.iter_mut()).zip(x) {
             let gi = cj * xi;
             *a += gi;
             *b += e * gi;
         }
     }
-    out.s1[g] += s1;
-    out.s2[g] += s2;
+    *s1 += t1;
+    *s2 += t2;
 }
 
 /// Convenience: the estimates at θ for a fresh evaluation, as (ℓ̂, σ̂²).

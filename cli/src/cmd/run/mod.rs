@@ -293,7 +293,7 @@ pub fn run(a: &RunArgs) -> Result<(), CliError> {
         &table,
         &spec,
         &settings,
-        std::sync::Arc::new(tallmc_cli::parallel::Threads::new(cores)),
+        std::sync::Arc::new(tallmc_cli::parallel::Pool::new(cores)),
     );
     if model.is_err() {
         spinner.finish_and_clear();
@@ -303,7 +303,7 @@ pub fn run(a: &RunArgs) -> Result<(), CliError> {
     // Cores beyond one per chain split each full-data pass (bit-identical results).
     let pass_threads = tallmc_cli::parallel::pass_threads(a.chains);
     if let Some(m) = std::sync::Arc::get_mut(&mut model) {
-        m.set_parallel(std::sync::Arc::new(tallmc_cli::parallel::Threads::new(
+        m.set_parallel(std::sync::Arc::new(tallmc_cli::parallel::Pool::new(
             pass_threads,
         )));
     }
