@@ -488,3 +488,79 @@ fn the_pool_runs_every_job_once() {
         assert_eq!(after.load(Ordering::Relaxed), 3);
     }
 }
+
+/// A stochastic gradient's batch from `SPLIT_BATCH` indices on is the sum of its two halves,
+/// each from zero, added in order (below it, the batch in one sum), on threads or not; and the
+/// SG samplers' chains on a model with spare threads are the one-thread chains bit for bit.
+#[test]
+fn large_batches_are_summed_in_two_halves_on_threads_or_not() {
+    use tallmc_core::chain::Phase;
+    use tallmc_core::data::DesignSpec;
+    use tallmc_core::estimator::gradient::{batch_grad, SPLIT_BATCH};
+    use tallmc_core::registry::{build_model, run_chains, ChainConfig};
+    use tallmc_core::settings::Settings;
+    let table =
+        tallmc_core::simulate::simulate("logistic", 20_000, 6, 8, &Settings::new()).unwrap();
+    let spec = DesignSpec {
+        response: "y".into(),
+        features: None,
+        intercept: true,
+        standardize: false,
+    };
+    let model = |pool: bool| {
+        let mut m = build_model("logistic", &table, &spec, &Settings::new()).unwrap();
+        if pool {
+            Arc::get_mut(&mut m)
+                .expect("fresh model")
+                .set_parallel(Arc::new(tallmc_cli::parallel::Pool::new(2)));
+        }
+        m
+    };
+    let (one, two) = (model(false), model(true));
+    let dim = one.dim();
+    let theta: Vec<f64> = (0..dim).map(|k| 0.04 * k as f64 - 0.1).collect();
+    for m in [SPLIT_BATCH - 1, SPLIT_BATCH, 1_301] {
+        let idx: Vec<usize> = (0..m).map(|k| (k * 7_919 + 3) % 20_000).collect();
+        let want = if m < SPLIT_BATCH {
+            let mut g = vec![0.0; dim];
+            one.log_lik_grad_batch(&theta, &idx, &mut g);
+            g
+        } else {
+            let (mut a, mut b) = (vec![0.0; dim], vec![0.0; dim]);
+            one.log_lik_grad_batch(&theta, &idx[..m / 2], &mut a);
+            one.log_lik_grad_batch(&theta, &idx[m / 2..], &mut b);
+            (0..dim).map(|k| (0.0 + a[k]) + b[k]).collect()
+        };
+        for mdl in [&one, &two] {
+            let (mut g, mut parts) = (vec![0.0; dim], Vec::new());
+            batch_grad(&**mdl, &theta, &idx, &mut g, &mut parts);
+            assert!(
+                g.iter().zip(&want).all(|(a, b)| a.to_bits() == b.to_bits()),
+                "batch of {m}"
+            );
+        }
+    }
+    for (sampler, batch) in [("sgld", "1300"), ("sghmc", "701"), ("sgld", "100")] {
+        let run = |m: Arc<dyn tallmc_core::model::DataModel>| {
+            let mut set = Settings::new();
+            set.insert("batch_size", batch);
+            let config = ChainConfig {
+                sampler,
+                warmup: 50,
+                settings: &set,
+            };
+            let mut bits = Vec::new();
+            run_chains(&config, m, 2, 1, 200, |_, phase, _, th, _| {
+                if phase == Phase::Sampling {
+                    bits.extend(th.iter().map(|v| v.to_bits()));
+                }
+            })
+            .unwrap();
+            bits
+        };
+        assert!(
+            run(one.clone()) == run(two.clone()),
+            "{sampler} batch {batch}"
+        );
+    }
+}
