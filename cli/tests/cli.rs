@@ -714,3 +714,31 @@ fn unconverged_runs_warn_and_converged_runs_do_not() {
     let (w, _) = go("nuts", "300", "600");
     assert!(w.is_empty(), "{w:?}");
 }
+
+/// `tallmc bench --csv F` parses a plain CSV from memory and reports its speed with the row
+/// count of the whole file; a file that is not plain, or missing, is an input error.
+#[test]
+fn bench_csv_reports_the_parse_speed() {
+    let dir = TempDir::new("bench-csv");
+    let mut text = String::from("a,b,y\n");
+    for i in 0..50_000 {
+        text.push_str(&format!("{}.25,-{}e-3,{}\n", i, i % 97, i % 2));
+    }
+    let plain = dir.file("plain.csv", text.as_bytes());
+    let out = tallmc(&["bench", "--csv", &plain]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    assert!(stdout.contains("3 columns"), "{stdout}");
+    let rounds: Vec<&str> = stdout.lines().filter(|l| l.starts_with("round ")).collect();
+    assert_eq!(rounds.len(), 3, "{stdout}");
+    assert!(rounds
+        .iter()
+        .all(|l| l.contains("MB/s") && l.ends_with(" 50000 rows")));
+    let quoted = dir.file("quoted.csv", b"a,y\n\"1\",0\n");
+    common::assert_input_error(&["bench", "--csv", &quoted], &["not a plain CSV"], &[]);
+    common::assert_input_error(
+        &["bench", "--csv", &dir.join("none.csv")],
+        &["none.csv"],
+        &[],
+    );
+}

@@ -38,6 +38,11 @@ pub struct BenchArgs {
     /// Only the subsampled-gradient measurement (an SGLD batch against reading its bytes).
     #[arg(long)]
     pub gather: bool,
+    /// Only the CSV parse speed of this file (a plain CSV: a one-line header, then numbers),
+    /// from memory, on the cores the process may use (`taskset -c 0 tallmc bench --csv F`
+    /// for one core).
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<std::path::PathBuf>,
 }
 
 fn model(name: &str, n: usize, d: usize, seed: u64) -> Result<Arc<dyn DataModel>, CliError> {
@@ -285,8 +290,79 @@ pub fn gather(n: usize, d: usize, batch: usize) -> Result<(), CliError> {
     Ok(())
 }
 
+/// `tallmc bench --csv FILE`: the plain CSV path of `tallmc run` on the file's bytes held in
+/// memory (no disk, no page faults of a file read): cut into the 16 MB blocks of whole lines
+/// that `tallmc run` parses one after the other, parsed into the table's columns. Round 1 puts
+/// the columns in fresh memory (as a run does); rounds 2 and 3 reuse them (the parser alone).
+pub fn csv_speed(path: &std::path::Path) -> Result<(), CliError> {
+    use tallmc_cli::csvdata::{parse_plain_body_into, plain_names};
+    let bytes = std::fs::read(path)
+        .map_err(|e| CliError::input(format!("{}: {}", path.display(), super::io_msg(&e))))?;
+    let not_plain = || {
+        CliError::input(format!(
+            "{}: not a plain CSV (a one-line header, then rows of unquoted numbers)",
+            path.display()
+        ))
+    };
+    let head = &bytes[..bytes.len().min(1 << 20)];
+    let (names, body_at) = plain_names(head, &path.display().to_string()).ok_or_else(not_plain)?;
+    let body = &bytes[body_at..];
+    let mut blocks = Vec::new();
+    let mut s = 0;
+    while s < body.len() {
+        let e = (s + (16 << 20)).min(body.len());
+        let e = if e == body.len() {
+            e
+        } else {
+            memchr_last_newline(&body[s..e]).map_or(e, |p| s + p + 1)
+        };
+        blocks.push(&body[s..e]);
+        s = e;
+    }
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let mb = body.len() as f64 / 1e6;
+    println!(
+        "csv parse: {} ({mb:.0} MB of rows, {} columns, {} blocks) from memory on {cores} core(s)",
+        path.display(),
+        names.len(),
+        blocks.len()
+    );
+    let mut columns: Vec<Vec<f64>> = vec![Vec::new(); names.len()];
+    let mut spare = Vec::new();
+    for round in 1..=3 {
+        columns.iter_mut().for_each(Vec::clear);
+        let t = Instant::now();
+        for b in &blocks {
+            if !parse_plain_body_into(b, &mut columns, &mut spare) {
+                return Err(not_plain());
+            }
+        }
+        let dt = t.elapsed().as_secs_f64();
+        println!(
+            "round {round} ({}): {dt:.3} s, {:.0} MB/s, {:.0} MB/s per core, {} rows",
+            if round == 1 {
+                "fresh columns"
+            } else {
+                "columns reused"
+            },
+            mb / dt,
+            mb / dt / cores as f64,
+            columns.first().map_or(0, Vec::len)
+        );
+    }
+    Ok(())
+}
+
+/// The offset of the last line break of `b`.
+fn memchr_last_newline(b: &[u8]) -> Option<usize> {
+    b.iter().rposition(|&c| c == b'\n')
+}
+
 /// Run every benchmark and print its ratio.
 pub fn bench(a: &BenchArgs) -> Result<(), CliError> {
+    if let Some(path) = &a.csv {
+        return csv_speed(path);
+    }
     let t_all = Instant::now();
     let n_big = if a.full { 1_000_000 } else { 100_000 };
     println!(
