@@ -44,6 +44,28 @@ pub fn for_each_piece(
     }
 }
 
+/// `values` into `slots`, two 32-bit atomics per f64: every target with threads has them
+/// (thumbv7em has no 64-bit atomics); each slot is written by one job and read after all jobs
+/// returned.
+fn put(slots: &[core::sync::atomic::AtomicU32], values: &[f64]) {
+    use core::sync::atomic::Ordering;
+    for (v, w) in values.iter().zip(slots.chunks_exact(2)) {
+        let b = v.to_bits();
+        w[0].store((b >> 32) as u32, Ordering::Relaxed);
+        w[1].store(b as u32, Ordering::Relaxed);
+    }
+}
+
+/// The values [`put`] stored in `slots`.
+fn get(slots: &[core::sync::atomic::AtomicU32], values: &mut [f64]) {
+    use core::sync::atomic::Ordering;
+    for (v, w) in values.iter_mut().zip(slots.chunks_exact(2)) {
+        let hi = u64::from(w[0].load(Ordering::Relaxed));
+        let lo = u64::from(w[1].load(Ordering::Relaxed));
+        *v = f64::from_bits((hi << 32) | lo);
+    }
+}
+
 /// A job of [`map_pieces`]: `job(k, piece, out)`.
 pub type PieceJob<'a> = dyn Fn(usize, &mut [f64], &mut [f64]) + Sync + 'a;
 
@@ -63,26 +85,16 @@ pub fn map_pieces(
     let mut buf = alloc::vec![0.0; width];
     match p {
         Some(p) if pieces > 1 => {
-            use core::sync::atomic::{AtomicU32, Ordering};
+            use core::sync::atomic::AtomicU32;
             let slots: alloc::vec::Vec<AtomicU32> =
                 (0..2 * pieces * width).map(|_| AtomicU32::new(0)).collect();
             p.for_each_piece(data, len, &|k, piece| {
                 let mut out = alloc::vec![0.0; width];
                 job(k, piece, &mut out);
-                let s = &slots[2 * k * width..2 * (k + 1) * width];
-                for (v, w) in out.iter().zip(s.chunks_exact(2)) {
-                    let b = v.to_bits();
-                    w[0].store((b >> 32) as u32, Ordering::Relaxed);
-                    w[1].store(b as u32, Ordering::Relaxed);
-                }
+                put(&slots[2 * k * width..2 * (k + 1) * width], &out);
             });
             for k in 0..pieces {
-                let s = &slots[2 * k * width..2 * (k + 1) * width];
-                for (v, w) in buf.iter_mut().zip(s.chunks_exact(2)) {
-                    let hi = u64::from(w[0].load(Ordering::Relaxed));
-                    let lo = u64::from(w[1].load(Ordering::Relaxed));
-                    *v = f64::from_bits((hi << 32) | lo);
-                }
+                get(&slots[2 * k * width..2 * (k + 1) * width], &mut buf);
                 sink(k, &buf);
             }
         }
@@ -110,28 +122,17 @@ pub fn map_jobs(
     let mut buf = alloc::vec![0.0; width];
     match p {
         Some(p) if jobs > 1 => {
-            // Two 32-bit atomics per f64: every target with threads has them (thumbv7em has no
-            // 64-bit atomics); each slot is written by one job and read after all returned.
-            use core::sync::atomic::{AtomicU32, Ordering};
+            // Each job's numbers in its own slots (`put`), read after all jobs returned.
+            use core::sync::atomic::AtomicU32;
             let slots: alloc::vec::Vec<AtomicU32> =
                 (0..2 * jobs * width).map(|_| AtomicU32::new(0)).collect();
             p.for_each(jobs, &|k| {
                 let mut out = alloc::vec![0.0; width];
                 job(k, &mut out);
-                let s = &slots[2 * k * width..2 * (k + 1) * width];
-                for (v, w) in out.iter().zip(s.chunks_exact(2)) {
-                    let b = v.to_bits();
-                    w[0].store((b >> 32) as u32, Ordering::Relaxed);
-                    w[1].store(b as u32, Ordering::Relaxed);
-                }
+                put(&slots[2 * k * width..2 * (k + 1) * width], &out);
             });
             for k in 0..jobs {
-                let s = &slots[2 * k * width..2 * (k + 1) * width];
-                for (v, w) in buf.iter_mut().zip(s.chunks_exact(2)) {
-                    let hi = u64::from(w[0].load(Ordering::Relaxed));
-                    let lo = u64::from(w[1].load(Ordering::Relaxed));
-                    *v = f64::from_bits((hi << 32) | lo);
-                }
+                get(&slots[2 * k * width..2 * (k + 1) * width], &mut buf);
                 sink(k, &buf);
             }
         }

@@ -501,6 +501,36 @@ impl<F: GlmFamily> Glm<F> {
         }
     }
 
+    /// ηᵢ = oᵢ + xᵢᵀθ for the drawn rows `idx` (one slot of `eta` each; `theta` no longer
+    /// than a row): eight rows at a time, each dot product summed in index order, as `dot`
+    /// (the same bits as [`Glm::eta`]).
+    #[inline(always)]
+    fn drawn_eta(&self, theta: &[f64], idx: &[usize], eta: &mut [f64]) {
+        let d = self.design.d;
+        let x = &self.design.x;
+        let row = |i: usize| &x[i * d..][..d];
+        let mut octs = idx.chunks_exact(ROWS);
+        let mut out = eta.chunks_exact_mut(ROWS);
+        for (o, e) in (&mut octs).zip(&mut out) {
+            let r: [&[f64]; ROWS] = core::array::from_fn(|j| row(o[j]));
+            let mut s = [0.0f64; ROWS];
+            for (k, &t) in theta.iter().enumerate() {
+                for j in 0..ROWS {
+                    s[j] += r[j][k] * t;
+                }
+            }
+            e.copy_from_slice(&s);
+        }
+        for (e, &i) in out.into_remainder().iter_mut().zip(octs.remainder()) {
+            *e = crate::linalg::dot(row(i), theta);
+        }
+        if let Some(off) = &self.offset {
+            for (e, &i) in eta.iter_mut().zip(idx) {
+                *e += off[i];
+            }
+        }
+    }
+
     /// Σᵢ ℓᵢ(θ) over rows `start..end`, ∇ accumulated into `grad`: the full-data pass, in
     /// blocks of [`PASS_BLOCK`] rows (the linear predictors of a block, then the family's
     /// values and derivatives in one loop that vectorises, then the gradient), summed in row
@@ -535,9 +565,7 @@ impl<F: GlmFamily> Glm<F> {
         let d = self.design.d;
         // `dot` sums over the shorter of the row and θ.
         let theta = &theta[..d.min(theta.len())];
-        let kk = theta.len();
-        let (x, y) = (&self.design.x, &self.design.y);
-        let row = |i: usize| &x[i * d..][..d];
+        let y = &self.design.y;
         let (mut ys, mut eta, mut vs) = ([0.0f64; GATHER], [0.0f64; GATHER], [0.0f64; GATHER]);
         let mut total = -0.0;
         for chunk in idx.chunks(GATHER) {
@@ -545,28 +573,7 @@ impl<F: GlmFamily> Glm<F> {
             for (v, &i) in ys.iter_mut().zip(chunk) {
                 *v = y[i];
             }
-            let mut octs = chunk.chunks_exact(ROWS);
-            let mut out = eta[..len].chunks_exact_mut(ROWS);
-            for (o, e) in (&mut octs).zip(&mut out) {
-                let r: [&[f64]; ROWS] = core::array::from_fn(|j| row(o[j]));
-                let mut s = [0.0f64; ROWS];
-                for k in 0..kk {
-                    let t = theta[k];
-                    for j in 0..ROWS {
-                        s[j] += r[j][k] * t;
-                    }
-                }
-                e.copy_from_slice(&s);
-            }
-            let done = len - len % ROWS;
-            for (e, &i) in eta[done..len].iter_mut().zip(octs.remainder()) {
-                *e = crate::linalg::dot(row(i), theta);
-            }
-            if let Some(off) = &self.offset {
-                for (e, &i) in eta[..len].iter_mut().zip(chunk) {
-                    *e += off[i];
-                }
-            }
+            self.drawn_eta(theta, chunk, &mut eta[..len]);
             self.family
                 .value_many(&ys[..len], &eta[..len], &mut vs[..len]);
             for &v in &vs[..len] {
@@ -693,24 +700,13 @@ impl<F: GlmFamily> Glm<F> {
     /// per point (the same bits), reading the data once.
     fn chunked_pass_many(&self, points: &[f64], grads: &mut [f64]) -> Vec<f64> {
         use crate::parallel::PASS_CHUNK;
-        use core::sync::atomic::{AtomicU32, Ordering};
-        let store = |slot: &[AtomicU32], v: f64| {
-            let b = v.to_bits();
-            slot[0].store((b >> 32) as u32, Ordering::Relaxed);
-            slot[1].store(b as u32, Ordering::Relaxed);
-        };
-        let load = |slot: &[AtomicU32]| {
-            let hi = u64::from(slot[0].load(Ordering::Relaxed));
-            let lo = u64::from(slot[1].load(Ordering::Relaxed));
-            f64::from_bits((hi << 32) | lo)
-        };
         let (n, d, dim) = (self.design.n, self.design.d, self.dim());
         let k = points.len().checked_div(dim).unwrap_or(0);
         let chunks = n.div_ceil(PASS_CHUNK).max(1);
-        let range = |c: usize| (c * PASS_CHUNK, ((c + 1) * PASS_CHUNK).min(n));
-        let run = |c: usize, g: &mut [f64], t: &mut [f64]| {
-            let (a, b) = range(c);
-            g.iter_mut().for_each(|v| *v = 0.0);
+        // Each chunk's K sums then K × d gradient sums, from zero; added in chunk order.
+        let job = |c: usize, out: &mut [f64]| {
+            let (a, b) = (c * PASS_CHUNK, ((c + 1) * PASS_CHUNK).min(n));
+            let (t, g) = out.split_at_mut(k);
             crate::on_cpu!(
                 self.log_lik_grad_rows_many_avx2(points, dim, a, b, g, t),
                 self.log_lik_grad_rows_many_any(points, dim, a, b, g, t)
@@ -718,43 +714,22 @@ impl<F: GlmFamily> Glm<F> {
         };
         let mut totals = vec![0.0; k];
         let mut acc = vec![0.0; k * d];
-        let width = k * (d + 1);
-        match &self.parallel {
-            Some(p) if chunks > 1 => {
-                let slots: Vec<AtomicU32> =
-                    (0..2 * chunks * width).map(|_| AtomicU32::new(0)).collect();
-                p.for_each(chunks, &|c| {
-                    let (mut g, mut t) = (vec![0.0; k * d], vec![0.0; k]);
-                    run(c, &mut g, &mut t);
-                    let out = &slots[2 * c * width..2 * (c + 1) * width];
-                    for (o, v) in out.chunks_exact(2).zip(t.iter().chain(&g)) {
-                        store(o, *v);
-                    }
-                });
-                for c in 0..chunks {
-                    let out = &slots[2 * c * width..2 * (c + 1) * width];
-                    let (ts, gs) = out.split_at(2 * k);
-                    for (s, o) in totals.iter_mut().zip(ts.chunks_exact(2)) {
-                        *s += load(o);
-                    }
-                    for (s, o) in acc.iter_mut().zip(gs.chunks_exact(2)) {
-                        *s += load(o);
-                    }
-                }
+        let mut sink = |_: usize, out: &[f64]| {
+            let (t, g) = out.split_at(k);
+            for (s, v) in totals.iter_mut().zip(t) {
+                *s += v;
             }
-            _ => {
-                let (mut g, mut t) = (vec![0.0; k * d], vec![0.0; k]);
-                for c in 0..chunks {
-                    run(c, &mut g, &mut t);
-                    for (s, v) in totals.iter_mut().zip(&t) {
-                        *s += v;
-                    }
-                    for (s, v) in acc.iter_mut().zip(&g) {
-                        *s += v;
-                    }
-                }
+            for (s, v) in acc.iter_mut().zip(g) {
+                *s += v;
             }
-        }
+        };
+        crate::parallel::map_jobs(
+            self.parallel.as_deref(),
+            chunks,
+            k * (d + 1),
+            &job,
+            &mut sink,
+        );
         for (grad, acc) in grads
             .chunks_exact_mut(dim.max(1))
             .zip(acc.chunks_exact(d.max(1)))
@@ -839,28 +814,7 @@ impl<F: GlmFamily> Glm<F> {
                 *v = y[i];
             }
             touch_rows(x, d, chunk);
-            let mut octs = chunk.chunks_exact(ROWS);
-            let mut out = eta[..len].chunks_exact_mut(ROWS);
-            for (o, e) in (&mut octs).zip(&mut out) {
-                let r: [&[f64]; ROWS] = core::array::from_fn(|j| row(o[j]));
-                let mut s = [0.0f64; ROWS];
-                for k in 0..d {
-                    let t = theta[k];
-                    for j in 0..ROWS {
-                        s[j] += r[j][k] * t;
-                    }
-                }
-                e.copy_from_slice(&s);
-            }
-            let done = len - len % ROWS;
-            for (e, &i) in eta[done..len].iter_mut().zip(octs.remainder()) {
-                *e = crate::linalg::dot(row(i), theta);
-            }
-            if let Some(off) = &self.offset {
-                for (e, &i) in eta[..len].iter_mut().zip(chunk) {
-                    *e += off[i];
-                }
-            }
+            self.drawn_eta(theta, chunk, &mut eta[..len]);
             for ((e, g), &yi) in eta[..len].iter().zip(&mut d1[..len]).zip(&ys) {
                 let v;
                 (v, *g) = self.family.value_d1(yi, *e);
