@@ -307,6 +307,11 @@ def main():
                     HMCECS_WARMUP, HMCECS_DRAWS, [f"m={HMCECS_M}", "trajectory=nuts"])
     log(f"tallmc hmc-ecs trajectory=nuts: chains {tn['chains']:.2f} s, total {tn['total']:.2f} s, "
         f"min ESS {tn['min_ess']:.0f}")
+    # tallmc's own defaults (automatic m for σ² ≈ 1, the paper's rule), as a user runs it.
+    ta = run_tallmc(args.tallmc, args.data, os.path.join(args.out, "tallmc-hmc-ecs-defaults"),
+                    "hmc-ecs", HMCECS_WARMUP, HMCECS_DRAWS, [])
+    log(f"tallmc hmc-ecs defaults: chains {ta['chains']:.2f} s, total {ta['total']:.2f} s, "
+        f"min ESS {ta['min_ess']:.0f}, resolved {ta['resolved']}")
     ts = run_tallmc(args.tallmc, args.data, os.path.join(args.out, "tallmc-sgld"), "sgld", 0,
                     SGLD_ITERS, [f"batch_size={SGLD_BATCH}"])
     log(f"tallmc sgld: chains {ts['chains']:.2f} s, total {ts['total']:.2f} s")
@@ -378,6 +383,14 @@ def main():
           f"| as in the first row: {np_ess_s:.1f} ESS/s | chains {tn['chains']:.2f} s (sampling "
           f"{tn['sampling']:.3f} s), min ESS {fmt(tn['min_ess'])} → {fmt(tn_ess_s)} ESS/s "
           f"| {tn_ess_s / np_ess_s:.1f}× on chain time |")
+    ta_ess_s = ta["min_ess"] / ta["chains"]
+    ta_proc_ess_s = ta["min_ess"] / ta["process"]
+    print(f"| HMC-ECS as in the first row, tallmc with its defaults (no `--set`: automatic m "
+          f"= {fmt(ta['resolved'].get('m', float('nan')))}, the σ² ≈ 1 rule) | as in the first row: "
+          f"{np_ess_s:.1f} ESS/s | chains {ta['chains']:.2f} s (sampling {ta['sampling']:.3f} s), "
+          f"min ESS {fmt(ta['min_ess'])} → {fmt(ta_ess_s)} ESS/s; whole process (CSV) "
+          f"{ta['process']:.2f} s → {ta_proc_ess_s:.1f} ESS/s | {ta_ess_s / np_ess_s:.1f}× on chain "
+          f"time, {ta_proc_ess_s / np_ess_s:.1f}× whole process |")
     # The same ratios on min(bulk, tail) ESS: a draw's tail quantiles mix more slowly than its
     # mean when trajectories are antithetic (NUTS), so the bulk ESS alone flatters them.
     both = lambda r: min(r["min_ess"], r["min_ess_tail"])
@@ -403,7 +416,9 @@ def main():
     print(f"Tail ESS (min over coefficients): tallmc {fmt(th['min_ess_tail'])} (static L), "
           f"{fmt(tn['min_ess_tail'])} (NUTS inside), NumPyro {fmt(r2['min_ess_tail'])}. On min(bulk, tail) "
           f"ESS per second of chain time: tallmc {both(th) / th['chains'] / np_both_s:.1f}× (static L), "
-          f"{both(tn) / tn['chains'] / np_both_s:.1f}× (NUTS inside); whole process "
+          f"{both(tn) / tn['chains'] / np_both_s:.1f}× (NUTS inside), "
+          f"{both(ta) / ta['chains'] / np_both_s:.1f}× (defaults; whole process "
+          f"{both(ta) / ta['process'] / np_both_s:.1f}×); whole process "
           f"{both(th) / th['process'] / np_both_s:.1f}× (CSV), "
           f"{both(tz) / tz['process'] / np_both_s:.1f}× (`.npz`).")
     print(f"The `.npz` run's draws are {'identical to' if same_draws else 'NOT identical to'} "
@@ -411,6 +426,7 @@ def main():
     print(f"Commands: tallmc {th['cmd']}")
     print(f"          tallmc {tz['cmd']}")
     print(f"          tallmc {tn['cmd']}")
+    print(f"          tallmc {ta['cmd']}")
     print(f"          tallmc {ts['cmd']}")
 
 

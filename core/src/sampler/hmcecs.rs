@@ -2,14 +2,20 @@
 //!
 //! Warm-up (spec 000 §2.7, §3):
 //! 1. θ* = posterior mode of a random subset (default 1% of the data, at least 10·d + 100
-//!    points) by damped Newton with the likelihood scaled by n/ñ; the chain starts there.
+//!    points) by damped Newton with the likelihood scaled by n/ñ; the chain starts there. A model
+//!    whitened at the mode of at least as many rows (`reparam`) starts at that mode instead
+//!    (z = 0: ≈ 1 posterior sd from the full data's mode, where a 1% subset's is ≈ √(99·d) sds
+//!    away) and skips the search.
 //! 2. One full pass at θ* gives the control variates and M = −∇²log π(θ*) (full data, precision).
 //! 3. m is chosen so that σ² = n²·Var_k(d_k(θ))/m meets `sigma2_target` at representative θ
 //!    (Laplace draws at first, then warm-up draws; never at θ* where d_k ≡ 0), estimated from a
 //!    pilot of 1000 random data at 5 such θ, and clamped to [max(G, 100), n].
 //! 4. The warm-up is split into `windows` equal windows; at the end of each window but the last,
 //!    θ* ← mean of the second half of the window's draws, then control variates, M and m are
-//!    recomputed (a full pass each, counted in the cost) and dual averaging restarts.
+//!    recomputed (a full pass each, counted in the cost) and dual averaging restarts. The
+//!    perturbed variant re-centres only when the window's mean σ̂² is above `recentre_above` ×
+//!    `sigma2_target` (default 0.1; 0: every window, as the paper): a centre already good enough
+//!    for σ̂² ≪ target is not worth a full pass (m is still re-chosen).
 //! 5. ε by dual averaging (δ = `target_accept`) with L = max(1, round(`traj_len`/ε)) (`traj_len`
 //!    π/2 by default where the paper has 1.2: DESIGN.md, departures) unless
 //!    `eps`/`L` are set; ε̄ is frozen at the end of warm-up.
@@ -19,6 +25,7 @@
 //!
 //! Every setting can be overridden: `order`, `m`, `G`, `eps` (alias `step_size`), `L`,
 //! `lambda`, `a`, `kappa`, `sigma2_target`, `target_accept`, `traj_len`, `recentre`,
+//! `recentre_above` (perturbed only),
 //! `centre_subset`, `windows`, `trajectory` (`static` | `nuts`), `max_depth`, `m_warmup`
 //! (signed only), and the initial centre's mode search (`mode_method`, `mode_max_iter`,
 //! `mode_tol`, `mode_memory`).
@@ -134,6 +141,16 @@ const P_RECENTRE: ParamSpec = ParamSpec {
     kind: ParamKind::Bool(true),
 };
 
+const P_RECENTRE_ABOVE: ParamSpec = ParamSpec {
+    key: "recentre_above",
+    description: "re-centre at a warm-up window's end only when the window's mean σ̂² is above this fraction of sigma2_target (0: at every window's end, as the paper; the signed variant always re-centres)",
+    kind: ParamKind::Real {
+        default: 0.1,
+        min: 0.0,
+        max: 1e6,
+    },
+};
+
 const P_SUBSET: ParamSpec = ParamSpec {
     key: "centre_subset",
     description: "fraction of the data whose mode is the initial centre",
@@ -246,6 +263,7 @@ pub const HMC_ECS_INFO: SamplerInfo = SamplerInfo {
         P_ACCEPT,
         P_TRAJ,
         P_RECENTRE,
+        P_RECENTRE_ABOVE,
         P_SUBSET,
         P_WINDOWS,
         P_ENERGY,
@@ -311,6 +329,8 @@ pub struct EcsConfig {
     pub traj_len: f64,
     /// Recentre θ* during warm-up.
     pub recentre: bool,
+    /// Perturbed: re-centre only when the window's mean σ̂² exceeds this × `sigma2_target`.
+    pub recentre_above: f64,
     /// Fraction of the data for the initial centre.
     pub centre_subset: f64,
     /// Warm-up windows.
@@ -352,6 +372,11 @@ impl EcsConfig {
         let target_accept = P_ACCEPT.real(s)?;
         let traj_len = P_TRAJ.real(s)?;
         let recentre = P_RECENTRE.flag(s)?;
+        let recentre_above = if signed {
+            0.0
+        } else {
+            P_RECENTRE_ABOVE.real(s)?
+        };
         let centre_subset = P_SUBSET.real(s)?;
         let windows = P_WINDOWS.int(s)?;
         let lambda = if signed {
@@ -403,6 +428,7 @@ impl EcsConfig {
             target_accept,
             traj_len,
             recentre,
+            recentre_above,
             centre_subset,
             windows,
             m_signed,
@@ -472,6 +498,8 @@ pub struct EcsWarmup {
     // change hmc-ecs's golden draws wherever the clamp or the restart differ.
     da: Option<DualAveraging>,
     window: Vec<Vec<f64>>,
+    /// Σ σ̂² over the window's iterations (perturbed; +∞ once one is not finite).
+    window_sigma2: f64,
     /// The control variates replaced at the last re-centring, whose buffers the next one reuses
     /// (dropped when warm-up ends).
     spare_cv: Option<ControlVariates>,
@@ -505,10 +533,17 @@ impl Driver<HmcEcs, Arc<dyn DataModel>, EcsWarmup> {
             (0..sub_n).map(|_| uniform_index(rng, n)).collect()
         };
         let start = model.initial_point();
+        // A model whitened at the mode of at least as many rows already starts at that mode
+        // (z = 0, precision ≈ I): a closer centre than the subset's, for nothing.
+        let whitened = model
+            .reparam_info()
+            .is_some_and(|r| r.kind == "whiten" && r.rows_used >= sub_n);
         // The subset posterior's mode and negative Hessian by the shared Newton (its value and
         // gradient evaluations are the set-up cost, as for every mode-started sampler); a
         // numerical failure falls back to the model's start.
-        let (centre, sub_prec) =
+        let (centre, sub_prec) = if whitened {
+            (start.clone(), crate::linalg::identity(d))
+        } else {
             match crate::optim::find_mode_subset(&*model, &sub, &start, &cfg.mode) {
                 Ok(r) => {
                     setup += r.cost();
@@ -516,7 +551,8 @@ impl Driver<HmcEcs, Arc<dyn DataModel>, EcsWarmup> {
                 }
                 Err(Error::Numerical(_)) => (start.clone(), crate::linalg::identity(d)),
                 Err(e) => return Err(e),
-            };
+            }
+        };
         // 2. control variates and the full-data metric at θ*
         let cv = ControlVariates::new(&*model, &centre, cfg.order)?;
         setup.lik_evals += cv.full_pass_cost();
@@ -565,6 +601,7 @@ impl Driver<HmcEcs, Arc<dyn DataModel>, EcsWarmup> {
             warmup,
             da,
             window: Vec::new(),
+            window_sigma2: 0.0,
             spare_cv: None,
         };
         Ok(Driver::from_parts(
@@ -703,7 +740,13 @@ impl EcsWarmup {
             return 0;
         };
         let mut evals = 0u64;
-        if self.cfg.recentre {
+        // A window whose σ̂² stayed well under the target gains little from a new centre (the
+        // perturbation is already small, and the automatic m is chosen below either way): the
+        // full pass is skipped (DESIGN.md, departures). NaN (signed: no σ̂²) re-centres.
+        let mean_s2 = self.window_sigma2 / self.window.len() as f64;
+        let worth = !(mean_s2 <= self.cfg.recentre_above * self.cfg.sigma2_target)
+            || self.cfg.recentre_above == 0.0;
+        if self.cfg.recentre && worth {
             // The new cache in the buffers of the centre before the current one (the current
             // one stays in use until the new one is built).
             let spare = self.spare_cv.take();
@@ -736,6 +779,7 @@ impl EcsWarmup {
             self.da = Some(DualAveraging::new(self.cfg.target_accept, kernel.step_size));
         }
         self.window.clear();
+        self.window_sigma2 = 0.0;
         evals
     }
 
@@ -788,6 +832,8 @@ impl Warmup<HmcEcs, Arc<dyn DataModel>> for EcsWarmup {
             }
         }
         self.window.push(state.position().to_vec());
+        let s2 = info.extra[0];
+        self.window_sigma2 += if s2.is_finite() { s2 } else { f64::INFINITY };
         let iter = t + 1;
         let w = self.cfg.windows.min(self.warmup).max(1);
         let k = (iter * w) / self.warmup;
