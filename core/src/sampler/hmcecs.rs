@@ -744,8 +744,8 @@ impl EcsWarmup {
         // perturbation is already small, and the automatic m is chosen below either way): the
         // full pass is skipped (DESIGN.md, departures). NaN (signed: no σ̂²) re-centres.
         let mean_s2 = self.window_sigma2 / self.window.len() as f64;
-        let worth = !(mean_s2 <= self.cfg.recentre_above * self.cfg.sigma2_target)
-            || self.cfg.recentre_above == 0.0;
+        let below = mean_s2 <= self.cfg.recentre_above * self.cfg.sigma2_target;
+        let worth = !below || self.cfg.recentre_above == 0.0;
         if self.cfg.recentre && worth {
             // The new cache in the buffers of the centre before the current one (the current
             // one stays in use until the new one is built).
