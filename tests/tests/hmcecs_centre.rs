@@ -28,7 +28,7 @@ fn logistic(n: usize, reparam: &str) -> Arc<dyn DataModel> {
     };
     let mut set = Settings::new();
     set.insert("reparam", reparam);
-    Arc::from(build_model("logistic", &table, &spec, &set).unwrap())
+    build_model("logistic", &table, &spec, &set).unwrap()
 }
 
 fn chain(model: &Arc<dyn DataModel>, kv: &[&str], warmup: usize, seed: u64) -> EcsChain {
