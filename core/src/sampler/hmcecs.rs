@@ -4,8 +4,8 @@
 //! 1. θ* = posterior mode of a random subset (default 1% of the data, at least 10·d + 100
 //!    points) by damped Newton with the likelihood scaled by n/ñ; the chain starts there. A model
 //!    whitened at the mode of at least as many rows (`reparam`) starts at that mode instead
-//!    (z = 0: ≈ 1 posterior sd from the full data's mode, where a 1% subset's is ≈ √(99·d) sds
-//!    away) and skips the search.
+//!    (z = 0) and skips the search: a mode of ñ rows is ≈ √(d(n/ñ − 1)) posterior sds from
+//!    the full data's, so the whitening's (ñ ≥ n/2 on tall data) is closer than a 1% subset's.
 //! 2. One full pass at θ* gives the control variates and M = −∇²log π(θ*) (full data, precision).
 //! 3. m is chosen so that σ² = n²·Var_k(d_k(θ))/m meets `sigma2_target` at representative θ
 //!    (Laplace draws at first, then warm-up draws; never at θ* where d_k ≡ 0), estimated from a
