@@ -14,7 +14,7 @@
 //!    θ* ← mean of the second half of the window's draws, then control variates, M and m are
 //!    recomputed (a full pass each, counted in the cost) and dual averaging restarts. The
 //!    perturbed variant re-centres only when the window's mean σ̂² is above `recentre_above` ×
-//!    `sigma2_target` (default 0.1; 0: every window, as the paper): a centre already good enough
+//!    `sigma2_target` (default 0.01; 0: every window, as the paper): a centre already good enough
 //!    for σ̂² ≪ target is not worth a full pass (m is still re-chosen).
 //! 5. ε by dual averaging (δ = `target_accept`) with L = max(1, round(`traj_len`/ε)) (`traj_len`
 //!    π/2 by default where the paper has 1.2: DESIGN.md, departures) unless
@@ -145,7 +145,7 @@ const P_RECENTRE_ABOVE: ParamSpec = ParamSpec {
     key: "recentre_above",
     description: "re-centre at a warm-up window's end only when the window's mean σ̂² is above this fraction of sigma2_target (0: at every window's end, as the paper; the signed variant always re-centres)",
     kind: ParamKind::Real {
-        default: 0.1,
+        default: 0.01,
         min: 0.0,
         max: 1e6,
     },
