@@ -312,6 +312,11 @@ def main():
                     "hmc-ecs", HMCECS_WARMUP, HMCECS_DRAWS, [])
     log(f"tallmc hmc-ecs defaults: chains {ta['chains']:.2f} s, total {ta['total']:.2f} s, "
         f"min ESS {ta['min_ess']:.0f}, resolved {ta['resolved']}")
+    # NumPyro's algorithm (NUTS inside HMC-ECS) with tallmc's automatic m.
+    tb = run_tallmc(args.tallmc, args.data, os.path.join(args.out, "tallmc-hmc-ecs-nuts-defaults"),
+                    "hmc-ecs", HMCECS_WARMUP, HMCECS_DRAWS, ["trajectory=nuts"])
+    log(f"tallmc hmc-ecs trajectory=nuts, automatic m: chains {tb['chains']:.2f} s, "
+        f"total {tb['total']:.2f} s, min ESS {tb['min_ess']:.0f}")
     ts = run_tallmc(args.tallmc, args.data, os.path.join(args.out, "tallmc-sgld"), "sgld", 0,
                     SGLD_ITERS, [f"batch_size={SGLD_BATCH}"])
     log(f"tallmc sgld: chains {ts['chains']:.2f} s, total {ts['total']:.2f} s")
@@ -391,6 +396,14 @@ def main():
           f"min ESS {fmt(ta['min_ess'])} → {fmt(ta_ess_s)} ESS/s; whole process (CSV) "
           f"{ta['process']:.2f} s → {ta_proc_ess_s:.1f} ESS/s | {ta_ess_s / np_ess_s:.1f}× on chain "
           f"time, {ta_proc_ess_s / np_ess_s:.1f}× whole process |")
+    tb_ess_s = tb["min_ess"] / tb["chains"]
+    tb_proc_ess_s = tb["min_ess"] / tb["process"]
+    print(f"| HMC-ECS as in the first row, NumPyro's algorithm with tallmc's automatic m "
+          f"(`--set trajectory=nuts`, m = {fmt(tb['resolved'].get('m', float('nan')))}) | as in the "
+          f"first row: {np_ess_s:.1f} ESS/s | chains {tb['chains']:.2f} s (sampling "
+          f"{tb['sampling']:.3f} s), min ESS {fmt(tb['min_ess'])} → {fmt(tb_ess_s)} ESS/s; whole "
+          f"process (CSV) {tb['process']:.2f} s → {tb_proc_ess_s:.1f} ESS/s | {tb_ess_s / np_ess_s:.1f}× "
+          f"on chain time, {tb_proc_ess_s / np_ess_s:.1f}× whole process |")
     # The same ratios on min(bulk, tail) ESS: a draw's tail quantiles mix more slowly than its
     # mean when trajectories are antithetic (NUTS), so the bulk ESS alone flatters them.
     both = lambda r: min(r["min_ess"], r["min_ess_tail"])
@@ -414,11 +427,14 @@ def main():
           f"BlackJAX {bjx['seconds']:.4f} s. Posterior means, largest "
           f"|tallmc − NumPyro| / tallmc sd: {posterior_gap(args.out, r2):.2f}.")
     print(f"Tail ESS (min over coefficients): tallmc {fmt(th['min_ess_tail'])} (static L), "
-          f"{fmt(tn['min_ess_tail'])} (NUTS inside), NumPyro {fmt(r2['min_ess_tail'])}. On min(bulk, tail) "
+          f"{fmt(tn['min_ess_tail'])} (NUTS inside), {fmt(ta['min_ess_tail'])} (defaults), "
+          f"{fmt(tb['min_ess_tail'])} (NUTS inside, automatic m), NumPyro {fmt(r2['min_ess_tail'])}. On min(bulk, tail) "
           f"ESS per second of chain time: tallmc {both(th) / th['chains'] / np_both_s:.1f}× (static L), "
           f"{both(tn) / tn['chains'] / np_both_s:.1f}× (NUTS inside), "
           f"{both(ta) / ta['chains'] / np_both_s:.1f}× (defaults; whole process "
-          f"{both(ta) / ta['process'] / np_both_s:.1f}×); whole process "
+          f"{both(ta) / ta['process'] / np_both_s:.1f}×), "
+          f"{both(tb) / tb['chains'] / np_both_s:.1f}× (NUTS inside, automatic m; whole process "
+          f"{both(tb) / tb['process'] / np_both_s:.1f}×); whole process "
           f"{both(th) / th['process'] / np_both_s:.1f}× (CSV), "
           f"{both(tz) / tz['process'] / np_both_s:.1f}× (`.npz`).")
     print(f"The `.npz` run's draws are {'identical to' if same_draws else 'NOT identical to'} "
@@ -427,6 +443,7 @@ def main():
     print(f"          tallmc {tz['cmd']}")
     print(f"          tallmc {tn['cmd']}")
     print(f"          tallmc {ta['cmd']}")
+    print(f"          tallmc {tb['cmd']}")
     print(f"          tallmc {ts['cmd']}")
 
 
