@@ -153,7 +153,7 @@ const P_RECENTRE_ABOVE: ParamSpec = ParamSpec {
 
 const P_SUBSET: ParamSpec = ParamSpec {
     key: "centre_subset",
-    description: "fraction of the data whose mode is the initial centre",
+    description: "fraction of the data whose mode is the initial centre (a model whitened at the mode of at least as many rows starts at that mode instead)",
     kind: ParamKind::Real {
         default: 0.01,
         min: 0.0,
@@ -163,7 +163,8 @@ const P_SUBSET: ParamSpec = ParamSpec {
 
 const P_WINDOWS: ParamSpec = ParamSpec {
     key: "windows",
-    description: "warm-up windows (centre, metric and m refreshed between windows)",
+    description:
+        "warm-up windows (m refreshed between windows; centre and metric too, see recentre_above)",
     kind: ParamKind::Int {
         default: 5,
         min: 1,
