@@ -2,8 +2,9 @@
 //! departures: "000 §2.2, §3 initial centre" and "000 §3 re-centring"):
 //! - a model whitened at the mode of at least `centre_subset`·n rows starts at that mode
 //!   (z = 0) without the subset's mode search; a raw model starts at the subset's mode;
-//! - the perturbed warm-up re-centres only windows whose mean σ̂² was above
-//!   `recentre_above`·`sigma2_target`; `recentre_above=0` re-centres every window (the paper);
+//! - the perturbed warm-up re-centres only windows whose σ̂² was above
+//!   `recentre_above` (σ̂² of the window's recent half at the next m); `recentre_above=0`
+//!   re-centres every window (the paper), and so does the signed variant;
 //! - a poor start (raw model, 1 % subset, small m) has σ̂² above the bar and is re-centred.
 //!
 //! Run: `cargo test -p tallmc-tests --release --test hmcecs_centre -- --nocapture`
@@ -86,8 +87,8 @@ fn a_whitened_model_starts_at_its_mode() {
 fn recentring_follows_the_window_sigma2() {
     let n = 40_000;
     let white = logistic(n, "auto");
-    // Whitened start, defaults: σ̂² stays far below 0.01 (the bar at the default sigma2_target = 1), no window re-centres, the centre is
-    // still the mode after warm-up.
+    // Whitened start, defaults: σ̂² stays far below the 0.01 bar, no window re-centres, the
+    // centre is still the mode after warm-up.
     let (c, s2, _) = warm_up(chain(&white, &[], 500, 5), 5);
     println!("whitened, defaults: window σ̂² {s2:?}");
     assert!(s2[..4].iter().all(|&v| v < 0.01), "{s2:?}");
@@ -104,13 +105,48 @@ fn recentring_follows_the_window_sigma2() {
     assert_eq!(cost0 - cost, 4 * n as u64);
 
     // A raw model centred at a 1 % subset's mode with a small fixed m: the first window's σ̂²
-    // is above the 0.01 bar, so it re-centres (the centre moves and a full pass is paid).
+    // is above the 0.01 bar, so it re-centres (the centre moves and a full pass is paid); from
+    // the new centre σ̂² is far below the bar and the later windows do not. With ε and L fixed
+    // as well, that is exactly one full pass more than never re-centring.
     let raw = logistic(n, "none");
-    let c0 = chain(&raw, &["m=100"], 500, 7);
+    let small = ["eps=0.5", "L=3", "m=100"];
+    let c0 = chain(&raw, &small, 500, 7);
     let start = c0.kernel().cv.centre().to_vec();
     let (c, s2, cost) = warm_up(c0, 7);
     println!("raw, m = 100: window σ̂² {s2:?}, warm-up evaluations {cost}");
     assert!(s2[0] > 0.1, "{s2:?}");
+    assert!(s2[1..4].iter().all(|&v| v < 0.01), "{s2:?}");
     assert!(c.kernel().cv.centre() != start.as_slice());
-    assert!(cost >= n as u64, "{cost}");
+    let never: Vec<&str> = small.iter().copied().chain(["recentre=false"]).collect();
+    let (c, _, cost_never) = warm_up(chain(&raw, &never, 500, 7), 7);
+    assert!(c.kernel().cv.centre() == start.as_slice());
+    println!("raw, m = 100: recentre=false warm-up evaluations {cost_never}");
+    assert_eq!(cost - cost_never, n as u64);
+}
+
+/// The signed variant keeps the paper's rule: with a tiny σ̂² (whitened start) it still
+/// re-centres at every window's end (four full passes more than `recentre=false`, with ε, L and
+/// the warm-up's m fixed).
+#[test]
+fn the_signed_variant_re_centres_every_window() {
+    let n = 40_000;
+    let white = logistic(n, "auto");
+    let build = |kv: &[&str]| {
+        let mut s = Settings::new();
+        for p in kv {
+            s.insert_pair(p).unwrap();
+        }
+        let cfg = EcsConfig::from_settings(&s, true).unwrap();
+        let mut rng = chain_rng(9, 0);
+        EcsChain::new(white.clone(), cfg, 500, &mut rng).unwrap()
+    };
+    let fixed = ["eps=0.5", "L=3", "m_warmup=200", "lambda=50", "a=0"];
+    let (c, s2, cost) = warm_up(build(&fixed), 9);
+    println!("signed, whitened: window σ̂² {s2:?}, warm-up evaluations {cost}");
+    assert!(s2[..4].iter().all(|&v| v < 0.01), "{s2:?}");
+    assert!(c.kernel().cv.centre().iter().any(|&z| z != 0.0));
+    let never: Vec<&str> = fixed.iter().copied().chain(["recentre=false"]).collect();
+    let (_, _, cost_never) = warm_up(build(&never), 9);
+    println!("signed, recentre=false: warm-up evaluations {cost_never}");
+    assert_eq!(cost - cost_never, 4 * n as u64);
 }

@@ -3,9 +3,10 @@
 //! Warm-up (spec 000 §2.7, §3):
 //! 1. θ* = posterior mode of a random subset (default 1% of the data, at least 10·d + 100
 //!    points) by damped Newton with the likelihood scaled by n/ñ; the chain starts there. A model
-//!    whitened at the mode of at least as many rows (`reparam`) starts at that mode instead
-//!    (z = 0) and skips the search: a mode of ñ rows is ≈ √(d(n/ñ − 1)) posterior sds from
-//!    the full data's, so the whitening's (ñ ≥ n/2 on tall data) is closer than a 1% subset's.
+//!    whitened from at least as many rows (`reparam`) starts at the whitening's centre instead
+//!    (z = 0: the mode of all rows, or on tall data within about one sd of the mode of an evenly
+//!    spaced subset) and skips the search: a mode of ñ rows is ≈ √(d(n/ñ − 1)) posterior sds
+//!    from the full data's, so the larger subset gives the closer start.
 //! 2. One full pass at θ* gives the control variates and M = −∇²log π(θ*) (full data, precision).
 //! 3. m is chosen so that σ² = n²·Var_k(d_k(θ))/m meets `sigma2_target` at representative θ
 //!    (Laplace draws at first, then warm-up draws; never at θ* where d_k ≡ 0), estimated from a
@@ -13,9 +14,10 @@
 //! 4. The warm-up is split into `windows` equal windows; at the end of each window but the last,
 //!    θ* ← mean of the second half of the window's draws, then control variates, M and m are
 //!    recomputed (a full pass each, counted in the cost) and dual averaging restarts. The
-//!    perturbed variant re-centres only when the window's mean σ̂² is above `recentre_above` ×
-//!    `sigma2_target` (default 0.01; 0: every window, as the paper): a centre already good enough
-//!    for σ̂² ≪ target is not worth a full pass (m is still re-chosen).
+//!    perturbed variant re-centres only when the mean σ̂² of the window's recent half, scaled to
+//!    the m chosen for the next window (σ̂² ∝ 1/m), is above `recentre_above` (default 0.01; 0:
+//!    every window, as the paper): a centre already good enough for that is not worth a full
+//!    pass (m is re-chosen either way).
 //! 5. ε by dual averaging (δ = `target_accept`) with L = max(1, round(`traj_len`/ε)) (`traj_len`
 //!    π/2 by default where the paper has 1.2: DESIGN.md, departures) unless
 //!    `eps`/`L` are set; ε̄ is frozen at the end of warm-up.
@@ -143,7 +145,7 @@ const P_RECENTRE: ParamSpec = ParamSpec {
 
 const P_RECENTRE_ABOVE: ParamSpec = ParamSpec {
     key: "recentre_above",
-    description: "re-centre at a warm-up window's end only when the window's mean σ̂² is above this fraction of sigma2_target (0: at every window's end, as the paper; the signed variant always re-centres)",
+    description: "re-centre at a warm-up window's end only when the mean σ̂² of the window's recent half (scaled to the next window's m) is above this (0: at every window's end, as the paper; the signed variant always re-centres)",
     kind: ParamKind::Real {
         default: 0.01,
         min: 0.0,
@@ -164,7 +166,7 @@ const P_SUBSET: ParamSpec = ParamSpec {
 const P_WINDOWS: ParamSpec = ParamSpec {
     key: "windows",
     description:
-        "warm-up windows (m refreshed between windows; centre and metric too, see recentre_above)",
+        "warm-up windows (centre, metric and m refreshed between windows; hmc-ecs: the centre only when recentre_above says so)",
     kind: ParamKind::Int {
         default: 5,
         min: 1,
@@ -330,7 +332,7 @@ pub struct EcsConfig {
     pub traj_len: f64,
     /// Recentre θ* during warm-up.
     pub recentre: bool,
-    /// Perturbed: re-centre only when the window's mean σ̂² exceeds this × `sigma2_target`.
+    /// Perturbed: re-centre only when the window's recent σ̂² (at the next m) exceeds this.
     pub recentre_above: f64,
     /// Fraction of the data for the initial centre.
     pub centre_subset: f64,
@@ -499,8 +501,8 @@ pub struct EcsWarmup {
     // change hmc-ecs's golden draws wherever the clamp or the restart differ.
     da: Option<DualAveraging>,
     window: Vec<Vec<f64>>,
-    /// Σ σ̂² over the window's iterations (perturbed; +∞ once one is not finite).
-    window_sigma2: f64,
+    /// σ̂² of the window's iterations (+∞ where it was not finite).
+    window_s2: Vec<f64>,
     /// The control variates replaced at the last re-centring, whose buffers the next one reuses
     /// (dropped when warm-up ends).
     spare_cv: Option<ControlVariates>,
@@ -542,8 +544,10 @@ impl Driver<HmcEcs, Arc<dyn DataModel>, EcsWarmup> {
         // The subset posterior's mode and negative Hessian by the shared Newton (its value and
         // gradient evaluations are the set-up cost, as for every mode-started sampler); a
         // numerical failure falls back to the model's start.
+        // (The subset is drawn either way: a chain's random stream does not depend on whether
+        // its model is whitened.) The `mode_*` settings are those of the subset's search.
         let (centre, sub_prec) = if whitened {
-            (start.clone(), crate::linalg::identity(d))
+            (vec![0.0; d], crate::linalg::identity(d))
         } else {
             match crate::optim::find_mode_subset(&*model, &sub, &start, &cfg.mode) {
                 Ok(r) => {
@@ -602,7 +606,7 @@ impl Driver<HmcEcs, Arc<dyn DataModel>, EcsWarmup> {
             warmup,
             da,
             window: Vec::new(),
-            window_sigma2: 0.0,
+            window_s2: Vec::new(),
             spare_cv: None,
         };
         Ok(Driver::from_parts(
@@ -648,10 +652,25 @@ fn choose_m(
     cfg: &EcsConfig,
     rng: &mut ChainRng,
 ) -> (usize, u64) {
+    let pilot = draw_pilot(model.n(), rng);
+    m_from_pilot(model, cv, reps, cfg, &pilot)
+}
+
+/// The pilot's random data for [`m_from_pilot`].
+fn draw_pilot(n: usize, rng: &mut ChainRng) -> Vec<usize> {
+    (0..PILOT.min(n)).map(|_| uniform_index(rng, n)).collect()
+}
+
+/// m for σ² = `sigma2_target` from the differences at `reps` over `pilot`, and the evaluations.
+fn m_from_pilot(
+    model: &dyn DataModel,
+    cv: &ControlVariates,
+    reps: &[Vec<f64>],
+    cfg: &EcsConfig,
+    pilot: &[usize],
+) -> (usize, u64) {
     let n = model.n();
-    let k = PILOT.min(n);
-    let pilot: Vec<usize> = (0..k).map(|_| uniform_index(rng, n)).collect();
-    let v = pilot_var(model, cv, reps, &pilot);
+    let v = pilot_var(model, cv, reps, pilot);
     let nf = n as f64;
     let m = nf * nf * v / cfg.sigma2_target;
     let lo = cfg.blocks.max(100).min(n);
@@ -660,7 +679,7 @@ fn choose_m(
     } else {
         n
     };
-    (m, (k * reps.len()) as u64)
+    (m, (pilot.len() * reps.len()) as u64)
 }
 
 /// Switch the kernel to the block-Poisson estimator: λ from σ² at `reps`, a = d(θ̄) − λ.
@@ -727,6 +746,19 @@ fn recent_mean_and_reps(window: &[Vec<f64>], d: usize) -> Option<(Vec<f64>, Vec<
     Some((mean, reps))
 }
 
+/// Whether a window's end should re-centre: the mean σ̂² of the window's recent half (`s2`
+/// holds one per iteration), times m_now/m_next when the next window's m is known (σ̂² ∝ 1/m),
+/// is above `bar`; always when `bar` is 0 or that mean is not finite.
+fn recentre_worth(s2: &[f64], m_now: Option<usize>, m_next: Option<usize>, bar: f64) -> bool {
+    let recent = &s2[s2.len() / 2..];
+    let mut v = recent.iter().sum::<f64>() / recent.len().max(1) as f64;
+    if let (Some(a), Some(b)) = (m_now, m_next) {
+        v *= a as f64 / b.max(1) as f64;
+    }
+    let below = v <= bar;
+    bar == 0.0 || !below
+}
+
 impl EcsWarmup {
     /// End of a warm-up window: recentre, new metric, new m, restart dual averaging.
     fn end_window(
@@ -741,12 +773,25 @@ impl EcsWarmup {
             return 0;
         };
         let mut evals = 0u64;
-        // A window whose σ̂² stayed well under the target gains little from a new centre (the
-        // perturbation is already small, and the automatic m is chosen below either way): the
-        // full pass is skipped (DESIGN.md, departures). NaN (signed: no σ̂²) re-centres.
-        let mean_s2 = self.window_sigma2 / self.window.len() as f64;
-        let below = mean_s2 <= self.cfg.recentre_above * self.cfg.sigma2_target;
-        let worth = !below || self.cfg.recentre_above == 0.0;
+        // The automatic m's pilot data, drawn once: m at the current centre decides on the
+        // re-centring below, and is chosen again at a new centre.
+        let pilot = self.cfg.m.is_none().then(|| draw_pilot(model.n(), rng));
+        let mut m_new = None;
+        if let Some(p) = &pilot {
+            let (m, ev) = m_from_pilot(model, &kernel.cv, &reps, &self.cfg, p);
+            evals += ev;
+            m_new = Some(m);
+        }
+        // A window whose σ̂² stayed under `recentre_above` gains little from a new centre (the
+        // perturbation is already small): the full pass is skipped (DESIGN.md, departures).
+        // σ̂² of the window's recent half (where the new centre would come from), at the m the
+        // next window runs with (σ̂² ∝ 1/m); a non-finite σ̂² re-centres. The signed variant
+        // has `recentre_above` = 0: every window.
+        let m_now = match &kernel.estimator {
+            EcsEstimator::Perturbed(e) => Some(e.m()),
+            EcsEstimator::Signed { .. } => None,
+        };
+        let worth = recentre_worth(&self.window_s2, m_now, m_new, self.cfg.recentre_above);
         if self.cfg.recentre && worth {
             // The new cache in the buffers of the centre before the current one (the current
             // one stays in use until the new one is built).
@@ -762,11 +807,14 @@ impl EcsWarmup {
                     kernel.metric = metric_from_precision(&d_prec, d);
                 }
                 self.spare_cv = Some(core::mem::replace(&mut kernel.cv, cv));
+                if let Some(p) = &pilot {
+                    let (m, ev) = m_from_pilot(model, &kernel.cv, &reps, &self.cfg, p);
+                    evals += ev;
+                    m_new = Some(m);
+                }
             }
         }
-        if self.cfg.m.is_none() {
-            let (m, ev) = choose_m(model, &kernel.cv, &reps, &self.cfg, rng);
-            evals += ev;
+        if let Some(m) = m_new {
             if let EcsEstimator::Perturbed(e) = &kernel.estimator {
                 if e.m() != m {
                     if let Ok(ne) = DiffEstimator::new(model.n(), m, self.cfg.blocks.min(m)) {
@@ -780,7 +828,7 @@ impl EcsWarmup {
             self.da = Some(DualAveraging::new(self.cfg.target_accept, kernel.step_size));
         }
         self.window.clear();
-        self.window_sigma2 = 0.0;
+        self.window_s2.clear();
         evals
     }
 
@@ -810,6 +858,7 @@ impl EcsWarmup {
             }
         }
         self.window.clear();
+        self.window_s2.clear();
         evals
     }
 }
@@ -834,7 +883,8 @@ impl Warmup<HmcEcs, Arc<dyn DataModel>> for EcsWarmup {
         }
         self.window.push(state.position().to_vec());
         let s2 = info.extra[0];
-        self.window_sigma2 += if s2.is_finite() { s2 } else { f64::INFINITY };
+        self.window_s2
+            .push(if s2.is_finite() { s2 } else { f64::INFINITY });
         let iter = t + 1;
         let w = self.cfg.windows.min(self.warmup).max(1);
         let k = (iter * w) / self.warmup;
@@ -896,4 +946,38 @@ pub fn build_chain(
         ));
     }
     Ok(Box::new(EcsChain::new(model, cfg, config.warmup, rng)?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::recentre_worth;
+
+    #[test]
+    fn recentre_worth_reads_the_recent_half_at_the_next_m() {
+        // Only the recent half counts: a large σ̂² in the first half does not re-centre.
+        assert!(!recentre_worth(&[5.0, 5.0, 0.001, 0.001], None, None, 0.01));
+        assert!(recentre_worth(&[0.0, 0.0, 0.02, 0.02], None, None, 0.01));
+        // Odd lengths: the recent half is the longer one (window[len/2..], as the mean's).
+        assert!(recentre_worth(&[0.0, 0.02, 0.02], None, None, 0.01));
+        // σ̂² ∝ 1/m: 0.004 at m = 1 300 is 0.052 at the next window's m = 100.
+        assert!(!recentre_worth(
+            &[0.004, 0.004],
+            Some(1300),
+            Some(1300),
+            0.01
+        ));
+        assert!(recentre_worth(&[0.004, 0.004], Some(1300), Some(100), 0.01));
+        assert!(!recentre_worth(
+            &[0.004, 0.004],
+            Some(100),
+            Some(1300),
+            0.01
+        ));
+        // A non-finite σ̂², and the paper's rule (bar 0), always re-centre.
+        assert!(recentre_worth(&[0.0, f64::INFINITY], None, None, 0.01));
+        assert!(recentre_worth(&[0.0, f64::NAN], None, None, 0.01));
+        assert!(recentre_worth(&[0.0, 0.0], None, None, 0.0));
+        // No iteration recorded: re-centre only under the paper's rule.
+        assert!(!recentre_worth(&[], Some(100), Some(100), 0.01));
+    }
 }
