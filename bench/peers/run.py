@@ -388,22 +388,17 @@ def main():
           f"| as in the first row: {np_ess_s:.1f} ESS/s | chains {tn['chains']:.2f} s (sampling "
           f"{tn['sampling']:.3f} s), min ESS {fmt(tn['min_ess'])} → {fmt(tn_ess_s)} ESS/s "
           f"| {tn_ess_s / np_ess_s:.1f}× on chain time |")
-    ta_ess_s = ta["min_ess"] / ta["chains"]
-    ta_proc_ess_s = ta["min_ess"] / ta["process"]
-    print(f"| HMC-ECS as in the first row, tallmc with its defaults (no `--set`: automatic m "
-          f"= {fmt(ta['resolved'].get('m', float('nan')))}, the σ² ≈ 1 rule) | as in the first row: "
-          f"{np_ess_s:.1f} ESS/s | chains {ta['chains']:.2f} s (sampling {ta['sampling']:.3f} s), "
-          f"min ESS {fmt(ta['min_ess'])} → {fmt(ta_ess_s)} ESS/s; whole process (CSV) "
-          f"{ta['process']:.2f} s → {ta_proc_ess_s:.1f} ESS/s | {ta_ess_s / np_ess_s:.1f}× on chain "
-          f"time, {ta_proc_ess_s / np_ess_s:.1f}× whole process |")
-    tb_ess_s = tb["min_ess"] / tb["chains"]
-    tb_proc_ess_s = tb["min_ess"] / tb["process"]
-    print(f"| HMC-ECS as in the first row, NumPyro's algorithm with tallmc's automatic m "
-          f"(`--set trajectory=nuts`, m = {fmt(tb['resolved'].get('m', float('nan')))}) | as in the "
-          f"first row: {np_ess_s:.1f} ESS/s | chains {tb['chains']:.2f} s (sampling "
-          f"{tb['sampling']:.3f} s), min ESS {fmt(tb['min_ess'])} → {fmt(tb_ess_s)} ESS/s; whole "
-          f"process (CSV) {tb['process']:.2f} s → {tb_proc_ess_s:.1f} ESS/s | {tb_ess_s / np_ess_s:.1f}× "
-          f"on chain time, {tb_proc_ess_s / np_ess_s:.1f}× whole process |")
+    # Rows for tallmc's automatic m: chain time and whole process against NumPyro's chain time.
+    for r, what in ((ta, "tallmc with its defaults (no `--set`: automatic m = {m}, the σ² ≈ 1 rule)"),
+                    (tb, "NumPyro's algorithm with tallmc's automatic m (`--set trajectory=nuts`, "
+                         "m = {m})")):
+        ess_s, proc_ess_s = r["min_ess"] / r["chains"], r["min_ess"] / r["process"]
+        label = what.format(m=fmt(r["resolved"].get("m", float("nan"))))
+        print(f"| HMC-ECS as in the first row, {label} | as in the first row: {np_ess_s:.1f} ESS/s "
+              f"| chains {r['chains']:.2f} s (sampling {r['sampling']:.3f} s), min ESS "
+              f"{fmt(r['min_ess'])} → {fmt(ess_s)} ESS/s; whole process (CSV) {r['process']:.2f} s "
+              f"→ {proc_ess_s:.1f} ESS/s | {ess_s / np_ess_s:.1f}× on chain time, "
+              f"{proc_ess_s / np_ess_s:.1f}× whole process |")
     # The same ratios on min(bulk, tail) ESS: a draw's tail quantiles mix more slowly than its
     # mean when trajectories are antithetic (NUTS), so the bulk ESS alone flatters them.
     both = lambda r: min(r["min_ess"], r["min_ess_tail"])

@@ -33,11 +33,22 @@ fn logistic(n: usize, reparam: &str) -> Arc<dyn DataModel> {
 }
 
 fn chain(model: &Arc<dyn DataModel>, kv: &[&str], warmup: usize, seed: u64) -> EcsChain {
+    build(model, kv, warmup, seed, false)
+}
+
+/// `hmc-ecs` (`signed` false) or `hmc-ecs-signed` with settings `kv`.
+fn build(
+    model: &Arc<dyn DataModel>,
+    kv: &[&str],
+    warmup: usize,
+    seed: u64,
+    signed: bool,
+) -> EcsChain {
     let mut s = Settings::new();
     for p in kv {
         s.insert_pair(p).unwrap();
     }
-    let cfg = EcsConfig::from_settings(&s, false).unwrap();
+    let cfg = EcsConfig::from_settings(&s, signed).unwrap();
     let mut rng = chain_rng(seed, 0);
     EcsChain::new(model.clone(), cfg, warmup, &mut rng).unwrap()
 }
@@ -131,22 +142,13 @@ fn recentring_follows_the_window_sigma2() {
 fn the_signed_variant_re_centres_every_window() {
     let n = 40_000;
     let white = logistic(n, "auto");
-    let build = |kv: &[&str]| {
-        let mut s = Settings::new();
-        for p in kv {
-            s.insert_pair(p).unwrap();
-        }
-        let cfg = EcsConfig::from_settings(&s, true).unwrap();
-        let mut rng = chain_rng(9, 0);
-        EcsChain::new(white.clone(), cfg, 500, &mut rng).unwrap()
-    };
     let fixed = ["eps=0.5", "L=3", "m_warmup=200", "lambda=50", "a=0"];
-    let (c, s2, cost) = warm_up(build(&fixed), 9);
+    let (c, s2, cost) = warm_up(build(&white, &fixed, 500, 9, true), 9);
     println!("signed, whitened: window σ̂² {s2:?}, warm-up evaluations {cost}");
     assert!(s2[..4].iter().all(|&v| v < 0.01), "{s2:?}");
     assert!(c.kernel().cv.centre().iter().any(|&z| z != 0.0));
     let never: Vec<&str> = fixed.iter().copied().chain(["recentre=false"]).collect();
-    let (_, _, cost_never) = warm_up(build(&never), 9);
+    let (_, _, cost_never) = warm_up(build(&white, &never, 500, 9, true), 9);
     println!("signed, recentre=false: warm-up evaluations {cost_never}");
     assert_eq!(cost - cost_never, 4 * n as u64);
 }

@@ -773,26 +773,33 @@ impl EcsWarmup {
             return 0;
         };
         let mut evals = 0u64;
-        // The automatic m's pilot data, drawn once: m at the current centre decides on the
-        // re-centring below, and is chosen again at a new centre.
+        // The automatic m's pilot data, drawn once: m is chosen at the centre the next window
+        // uses, and also at the current one when that decides on the re-centring.
         let pilot = self.cfg.m.is_none().then(|| draw_pilot(model.n(), rng));
-        let mut m_new = None;
-        if let Some(p) = &pilot {
-            let (m, ev) = m_from_pilot(model, &kernel.cv, &reps, &self.cfg, p);
-            evals += ev;
-            m_new = Some(m);
-        }
+        let m_at = |cv: &ControlVariates, evals: &mut u64| {
+            pilot.as_ref().map(|p| {
+                let (m, ev) = m_from_pilot(model, cv, &reps, &self.cfg, p);
+                *evals += ev;
+                m
+            })
+        };
         // A window whose σ̂² stayed under `recentre_above` gains little from a new centre (the
         // perturbation is already small): the full pass is skipped (DESIGN.md, departures).
         // σ̂² of the window's recent half (where the new centre would come from), at the m the
-        // next window runs with (σ̂² ∝ 1/m); a non-finite σ̂² re-centres. The signed variant
-        // has `recentre_above` = 0: every window.
-        let m_now = match &kernel.estimator {
-            EcsEstimator::Perturbed(e) => Some(e.m()),
-            EcsEstimator::Signed { .. } => None,
-        };
-        let worth = recentre_worth(&self.window_s2, m_now, m_new, self.cfg.recentre_above);
-        if self.cfg.recentre && worth {
+        // next window runs with (σ̂² ∝ 1/m); a non-finite σ̂² re-centres. `recentre_above` = 0
+        // (the paper's rule, and always for the signed variant) needs no decision.
+        let mut m_here = None;
+        let worth = self.cfg.recentre
+            && (self.cfg.recentre_above == 0.0 || {
+                m_here = m_at(&kernel.cv, &mut evals);
+                let m_now = match &kernel.estimator {
+                    EcsEstimator::Perturbed(e) => Some(e.m()),
+                    EcsEstimator::Signed { .. } => None,
+                };
+                recentre_worth(&self.window_s2, m_now, m_here, self.cfg.recentre_above)
+            });
+        let mut moved = false;
+        if worth {
             // The new cache in the buffers of the centre before the current one (the current
             // one stays in use until the new one is built).
             let spare = self.spare_cv.take();
@@ -807,13 +814,14 @@ impl EcsWarmup {
                     kernel.metric = metric_from_precision(&d_prec, d);
                 }
                 self.spare_cv = Some(core::mem::replace(&mut kernel.cv, cv));
-                if let Some(p) = &pilot {
-                    let (m, ev) = m_from_pilot(model, &kernel.cv, &reps, &self.cfg, p);
-                    evals += ev;
-                    m_new = Some(m);
-                }
+                moved = true;
             }
         }
+        let m_new = if moved || m_here.is_none() {
+            m_at(&kernel.cv, &mut evals)
+        } else {
+            m_here
+        };
         if let Some(m) = m_new {
             if let EcsEstimator::Perturbed(e) = &kernel.estimator {
                 if e.m() != m {
