@@ -482,6 +482,15 @@ fn settings_are_validated() {
         )
     );
     assert!(o.step_size.is_nan());
+    // L is automatic by default: round(traj_len/ε) with traj_len = π/2; a given L is fixed, and
+    // traj_len with a fixed L is refused rather than ignored.
+    assert_eq!(o.traj_len, Some(std::f64::consts::FRAC_PI_2));
+    let o = parse(&["L=7"], 10).unwrap();
+    assert_eq!((o.n_steps, o.traj_len), (7, None));
+    assert_eq!(parse(&["traj_len=1.2"], 10).unwrap().traj_len, Some(1.2));
+    assert!(parse(&["L=7", "traj_len=1.2"], 10).is_err());
+    assert!(parse(&["traj_len=0"], 10).is_err());
+    assert!(parse(&["traj_len=nan"], 10).is_err());
     // store=auto switches to L-BFGS above d = 200.
     assert_eq!(parse(&[], 201).unwrap().store, Store::Lbfgs(7));
     assert_eq!(
@@ -522,4 +531,41 @@ fn settings_are_validated() {
     assert!(InverseHessian::new(3, Store::Dense, InitScale::Fixed(-1.0), 1e-8).is_err());
     assert!(InverseHessian::from_dense(vec![1.0, 2.0, 2.0, 1.0], 2, 1e-8).is_err());
     assert!(InverseHessian::from_dense(vec![1.0, 0.5, 0.4, 1.0], 2, 1e-8).is_err());
+}
+
+#[test]
+fn automatic_steps_follow_the_step_size() {
+    // L = max(1, round(T/ε)) at construction and after every change of ε, capped at 1 000; a
+    // kernel without a trajectory length keeps its L.
+    use tallmc_core::kernel::qnhmc::{PairSource, Qnhmc, Scheme, MAX_AUTO_STEPS};
+    use tallmc_core::kernel::Tunable;
+    let d = 3;
+    let kernel = |eps: f64| {
+        Qnhmc::new(
+            eps,
+            10,
+            0.0,
+            Metric::Identity(d),
+            InverseHessian::new(d, Store::Dense, InitScale::Fixed(1.0), 1e-8).unwrap(),
+            Scheme::QuasiNewton,
+            PairSource::Sample,
+        )
+        .unwrap()
+    };
+    let half_pi = std::f64::consts::FRAC_PI_2;
+    let mut k = kernel(1.0).with_traj_len(half_pi).unwrap();
+    assert_eq!((k.n_steps(), k.traj_len()), (2, Some(half_pi)));
+    k.set_step_size(0.5);
+    assert_eq!(k.n_steps(), 3);
+    k.set_step_size(0.1);
+    assert_eq!(k.n_steps(), 16);
+    k.set_step_size(5.0);
+    assert_eq!(k.n_steps(), 1);
+    k.set_step_size(1e-9);
+    assert_eq!(k.n_steps(), MAX_AUTO_STEPS);
+    let mut fixed = kernel(1.0);
+    fixed.set_step_size(0.1);
+    assert_eq!((fixed.n_steps(), fixed.traj_len()), (10, None));
+    assert!(kernel(1.0).with_traj_len(0.0).is_err());
+    assert!(kernel(1.0).with_traj_len(f64::INFINITY).is_err());
 }

@@ -26,8 +26,12 @@ pub struct QnhmcOptions {
     pub step_size: f64,
     /// Target acceptance statistic of step-size adaptation.
     pub target_accept: f64,
-    /// Leapfrog steps L.
+    /// Leapfrog steps L (the starting value when `traj_len` makes L automatic).
     pub n_steps: usize,
+    /// Some(T): automatic L = max(1, round(T/ε)), following ε through warm-up (the `qnhmc`
+    /// sampler's default, T = π/2); None: L = `n_steps` fixed (this struct's default, the paper's
+    /// kernel).
+    pub traj_len: Option<f64>,
     /// Step-size jitter j ∈ [0, 1): ε·(1 ± j).
     pub jitter: f64,
     /// Storage of B.
@@ -52,6 +56,7 @@ impl Default for QnhmcOptions {
             step_size: f64::NAN,
             target_accept: 0.8,
             n_steps: 10,
+            traj_len: None,
             jitter: 0.0,
             store: Store::Dense,
             init: InitScale::Scaled,
@@ -168,6 +173,9 @@ impl<T: LogDensity> Driver<Qnhmc, T, QnWarmup> {
             opts.scheme,
             opts.pairs,
         )?;
+        if let Some(t) = opts.traj_len {
+            kernel = kernel.with_traj_len(t)?;
+        }
         let state = kernel.init(&target, position)?;
         let mut setup = Cost::value_and_grad(target.evals_per_call());
         // An automatic step size starts the heuristic from the kernel's ε = 1.
@@ -253,13 +261,24 @@ pub const QNHMC_INFO: SamplerInfo = SamplerInfo {
         real("target_accept", "target acceptance statistic of step-size adaptation", 0.8, 0.01, 0.99),
         ParamSpec {
             key: "L",
-            description: "leapfrog steps per iteration",
+            description: "leapfrog steps per iteration; auto (default) = max(1, round(traj_len/ε)), \
+                          following ε through warm-up (paper: 10; on the whitened real tables \
+                          L = 10 at the adapted ε ≈ 0.66 made εL ≈ 2π, a full period: ESS per \
+                          draw 0.15 on fertility)",
             kind: ParamKind::Int {
-                default: 10,
+                default: 0,
                 min: 1,
                 max: 100_000,
             },
         },
+        real(
+            "traj_len",
+            "trajectory length ε·L when L is automatic (default π/2, a quarter period of a \
+             Gaussian target in the metric C⁻¹ that BFGS learns)",
+            core::f64::consts::FRAC_PI_2,
+            1e-6,
+            1e6,
+        ),
         real(
             "jitter",
             "step size drawn uniformly from ε·(1 ± jitter) each iteration (default 0.2: a fixed εL \
@@ -343,7 +362,18 @@ pub fn options_from_settings(
 ) -> Result<QnhmcOptions, Error> {
     let step_size = QNHMC_INFO.param("step_size")?.positive_or_auto(s)?;
     let target_accept = QNHMC_INFO.param("target_accept")?.real(s)?;
-    let n_steps = QNHMC_INFO.param("L")?.int(s)?;
+    let fixed_steps = QNHMC_INFO.param("L")?.int_or_auto(s)?;
+    let traj_len = QNHMC_INFO.param("traj_len")?.real(s)?;
+    if fixed_steps.is_some() && s.contains("traj_len") {
+        return Err(Error::setting(
+            "traj_len",
+            "applies to an automatic L only (drop L, or drop traj_len)",
+        ));
+    }
+    let (n_steps, traj_len) = match fixed_steps {
+        Some(l) => (l, None),
+        None => (10, Some(traj_len)),
+    };
     let jitter = QNHMC_INFO.param("jitter")?.real(s)?;
     let adapt = match QNHMC_INFO.param("adapt")?.choice(s)? {
         "off" => Adapt::Off,
@@ -418,6 +448,7 @@ pub fn options_from_settings(
         step_size,
         target_accept,
         n_steps,
+        traj_len,
         jitter,
         store,
         init,
