@@ -184,24 +184,39 @@ fn golden_path() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/golden/draws.txt")
 }
 
-#[test]
-fn every_sampler_draws_as_recorded() {
+/// The golden lines of one (table, response, model) case: every sampler that runs on the model,
+/// then on logistic the variants and the L-BFGS mode.
+fn case_lines(table: &str, response: &str, name: &str) -> Vec<String> {
     let mut lines = Vec::new();
-    for (table, response, name) in CASES {
-        let m = model(table, response, name);
-        let label = format!("{table}/{name}");
-        for info in samplers() {
-            if runs_on(info.name, name) {
-                lines.push(record(&label, &m, info.name, &[]));
-            }
-        }
-        if name == "logistic" {
-            for (sampler, kv) in VARIANTS {
-                lines.push(record(&label, &m, sampler, kv));
-            }
-            lines.push(lbfgs_mode(&label, &m));
+    let m = model(table, response, name);
+    let label = format!("{table}/{name}");
+    for info in samplers() {
+        if runs_on(info.name, name) {
+            lines.push(record(&label, &m, info.name, &[]));
         }
     }
+    if name == "logistic" {
+        for (sampler, kv) in VARIANTS {
+            lines.push(record(&label, &m, sampler, kv));
+        }
+        lines.push(lbfgs_mode(&label, &m));
+    }
+    lines
+}
+
+#[test]
+fn every_sampler_draws_as_recorded() {
+    // One thread per table/model case (the chains are independent; the lines keep CASES' order).
+    let lines: Vec<String> = std::thread::scope(|scope| {
+        let handles: Vec<_> = CASES
+            .iter()
+            .map(|&(table, response, name)| scope.spawn(move || case_lines(table, response, name)))
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("golden case thread"))
+            .collect()
+    });
     for info in samplers() {
         assert!(
             lines
