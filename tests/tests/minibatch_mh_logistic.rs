@@ -40,31 +40,50 @@ fn t5_synthetic_one_vs_seven() {
     let test = one_vs_seven(2_163, 5005, 1);
     let model: Arc<dyn DataModel> = Arc::new(Glm::new(train, Logistic, Prior::Flat));
     let iters = 5000;
+    // AustereMH(c): the conservative design search for N = 13 000 and Δ* = 0.1 (Table 5).
+    let austere = AustereMh::conservative(0.05, 100.0, 13_000, 0.1).unwrap();
+    assert_eq!(
+        (austere.batch_step, austere.epsilon),
+        (450, 0.01),
+        "Table 5's design"
+    );
+    // The five runs are independent (each from its own seeded stream): one thread each.
+    let (mh_runs, (theta_au, au), (theta_sl, sl)) = std::thread::scope(|scope| {
+        // The two smaller steps only check the ordering of batch sizes: 2000 iterations suffice.
+        let mh: Vec<_> = [(0.005, 2000), (0.01, 2000), (0.05, iters)]
+            .into_iter()
+            .map(|(step, its)| {
+                let model = model.clone();
+                let k = MinibatchMh::new(step, 100.0, 100, Correction::sigma_1()).unwrap();
+                (step, scope.spawn(move || run_test(k, model, its)))
+            })
+            .collect();
+        let m = model.clone();
+        let au = scope.spawn(move || run_test(austere, m, iters));
+        // MHSubLhd (γ = 2, p = 2, δ = 0.01; a full scan per iteration): 1000 iterations.
+        let k = MhSubLhd::new(0.05, 100.0, 100, 2.0, 0.01, 2.0).unwrap();
+        let sl = run_test(k, model.clone(), 1000);
+        let mh: Vec<_> = mh
+            .into_iter()
+            .map(|(step, h)| (step, h.join().expect("MHminibatch run")))
+            .collect();
+        (mh, au.join().expect("AustereMH run"), sl)
+    });
     let mut sizes = Vec::new();
-    // The two smaller steps only check the ordering of batch sizes: 2000 iterations suffice.
-    for (step, its) in [(0.005, 2000), (0.01, 2000), (0.05, iters)] {
-        let k = MinibatchMh::new(step, 100.0, 100, Correction::sigma_1()).unwrap();
-        let (theta, b) = run_test(k, model.clone(), its);
-        let acc = accuracy(&theta, &test);
+    for (step, (theta, b)) in &mh_runs {
+        let acc = accuracy(theta, &test);
         println!("MHminibatch step {step}: average b {b:.1}, test accuracy {acc:.4}");
-        sizes.push((b, acc));
+        sizes.push((*b, acc));
     }
     let (mb, acc) = sizes[2];
-    // AustereMH(c): the conservative design search for N = 13 000 and Δ* = 0.1 (Table 5).
-    let k = AustereMh::conservative(0.05, 100.0, 13_000, 0.1).unwrap();
-    assert_eq!((k.batch_step, k.epsilon), (450, 0.01), "Table 5's design");
-    let (theta, au) = run_test(k, model.clone(), iters);
-    let acc_au = accuracy(&theta, &test);
+    let acc_au = accuracy(&theta_au, &test);
     println!(
         "AustereMH(c) step 0.05 (searched m = 450, ε = 0.01): average b {au:.1}, test accuracy {acc_au:.4}, ratio {:.1}",
         au / mb
     );
-    // MHSubLhd (γ = 2, p = 2, δ = 0.01; a full scan per iteration): 1000 iterations.
-    let k = MhSubLhd::new(0.05, 100.0, 100, 2.0, 0.01, 2.0).unwrap();
-    let (theta, sl) = run_test(k, model.clone(), 1000);
     println!(
         "MHSubLhd step 0.05: average b {sl:.1}, test accuracy {:.4}, ratio {:.1}",
-        accuracy(&theta, &test),
+        accuracy(&theta_sl, &test),
         sl / mb
     );
     assert!(acc >= 0.97, "accuracy {acc}");
