@@ -537,7 +537,8 @@ fn settings_are_validated() {
 fn automatic_steps_follow_the_step_size() {
     // L = max(1, round(T/ε)) at construction and after every change of ε, capped at 1 000; a
     // kernel without a trajectory length keeps its L.
-    use tallmc_core::kernel::qnhmc::{PairSource, Qnhmc, Scheme, MAX_AUTO_STEPS};
+    use tallmc_core::kernel::hmc::MAX_AUTO_STEPS;
+    use tallmc_core::kernel::qnhmc::{PairSource, Qnhmc, Scheme};
     use tallmc_core::kernel::Tunable;
     let d = 3;
     let kernel = |eps: f64| {

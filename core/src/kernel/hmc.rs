@@ -59,6 +59,16 @@ pub(crate) fn check_static(step_size: f64, n_steps: usize, jitter: f64) -> Resul
     Ok(())
 }
 
+/// The largest automatic number of leapfrog steps (an ε driven small early in warm-up costs at
+/// most this many gradients per iteration).
+pub const MAX_AUTO_STEPS: usize = 1000;
+
+/// Automatic leapfrog steps for a trajectory length T at step size ε: round(T/ε) clamped to
+/// [1, [`MAX_AUTO_STEPS`]] (HMC-ECS and QNHMC with `L` = auto).
+pub fn auto_steps(traj_len: f64, eps: f64) -> usize {
+    (crate::math::round(traj_len / eps) as usize).clamp(1, MAX_AUTO_STEPS)
+}
+
 /// One iteration's step size ε̃ = ε·(1 + j·(2u − 1)), u ~ U(0, 1); ε itself (and no draw) when
 /// j = 0.
 pub(crate) fn jittered<R: Rng + ?Sized>(rng: &mut R, step_size: f64, jitter: f64) -> f64 {

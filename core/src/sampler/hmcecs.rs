@@ -578,7 +578,9 @@ impl Driver<HmcEcs, Arc<dyn DataModel>, EcsWarmup> {
         let eps0 = cfg
             .eps
             .unwrap_or_else(|| math::pow(d as f64, -0.25).min(1.0));
-        let l0 = cfg.n_leapfrog.unwrap_or_else(|| auto_l(cfg.traj_len, eps0));
+        let l0 = cfg
+            .n_leapfrog
+            .unwrap_or_else(|| crate::kernel::hmc::auto_steps(cfg.traj_len, eps0));
         let mut kernel = HmcEcs::new(cv, EcsEstimator::Perturbed(est), metric, eps0, l0)?;
         if cfg.full_energy {
             kernel = kernel.with_full_energy()?;
@@ -613,10 +615,6 @@ impl Driver<HmcEcs, Arc<dyn DataModel>, EcsWarmup> {
             kernel, model, state, schedule, names, warmup, setup,
         ))
     }
-}
-
-fn auto_l(traj_len: f64, eps: f64) -> usize {
-    (math::round(traj_len / eps) as usize).clamp(1, 1000)
 }
 
 fn metric_at(model: &dyn DataModel, cv: &ControlVariates, fallback_prec: &[f64]) -> Metric {
@@ -853,7 +851,7 @@ impl EcsWarmup {
             let eps = da.final_step_size().clamp(1e-10, 1e3);
             kernel.step_size = eps;
             if self.cfg.n_leapfrog.is_none() {
-                kernel.n_leapfrog = auto_l(self.cfg.traj_len, eps);
+                kernel.n_leapfrog = crate::kernel::hmc::auto_steps(self.cfg.traj_len, eps);
             }
         }
         self.da = None;
@@ -886,7 +884,7 @@ impl Warmup<HmcEcs, Arc<dyn DataModel>> for EcsWarmup {
             let eps = da.update(info.accept_prob).clamp(1e-10, 1e3);
             kernel.step_size = eps;
             if self.cfg.n_leapfrog.is_none() {
-                kernel.n_leapfrog = auto_l(self.cfg.traj_len, eps);
+                kernel.n_leapfrog = crate::kernel::hmc::auto_steps(self.cfg.traj_len, eps);
             }
         }
         self.window.push(state.position().to_vec());

@@ -191,28 +191,12 @@ impl HasPosition for QnState {
     }
 }
 
-/// The largest automatic L (an ε driven small early in warm-up costs at most this many
-/// gradients per iteration).
-pub const MAX_AUTO_STEPS: usize = 1000;
-
-/// max(1, round(T/ε)), at most [`MAX_AUTO_STEPS`] (a NaN or infinite ratio gives the bound).
-fn auto_steps(traj_len: f64, eps: f64) -> usize {
-    let l = crate::math::round(traj_len / eps);
-    if l.is_finite() && l >= 1.0 {
-        (l as usize).min(MAX_AUTO_STEPS)
-    } else if l < 1.0 {
-        1
-    } else {
-        MAX_AUTO_STEPS
-    }
-}
-
 /// The QNHMC kernel with its current (frozen within a step) inverse-Hessian estimate.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Qnhmc {
     step_size: f64,
     n_steps: usize,
-    /// Some(T): L follows ε as max(1, round(T/ε)) (at most [`MAX_AUTO_STEPS`]).
+    /// Some(T): L follows ε ([`auto_steps`](super::hmc::auto_steps)).
     traj_len: Option<f64>,
     jitter: f64,
     momentum: Metric,
@@ -267,14 +251,15 @@ impl Qnhmc {
         self.n_steps
     }
 
-    /// Automatic L: from now on L = max(1, round(T/ε)) for the current ε (at most
-    /// [`MAX_AUTO_STEPS`]), following every change of ε (`traj_len` T > 0 and finite).
+    /// Automatic L: from now on L = round(T/ε) in [1, 1 000] for the current ε
+    /// ([`auto_steps`](super::hmc::auto_steps)), following every change of ε (`traj_len` T > 0
+    /// and finite).
     pub fn with_traj_len(mut self, traj_len: f64) -> Result<Self, Error> {
         if !(traj_len.is_finite() && traj_len > 0.0) {
             return Err(Error::setting("traj_len", "must be a finite number > 0"));
         }
         self.traj_len = Some(traj_len);
-        self.n_steps = auto_steps(traj_len, self.step_size);
+        self.n_steps = super::hmc::auto_steps(traj_len, self.step_size);
         Ok(self)
     }
 
@@ -463,7 +448,7 @@ impl Tunable for Qnhmc {
     fn set_step_size(&mut self, eps: f64) {
         self.step_size = eps;
         if let Some(t) = self.traj_len {
-            self.n_steps = auto_steps(t, eps);
+            self.n_steps = super::hmc::auto_steps(t, eps);
         }
     }
     /// The kinetic-energy metric in force (mass scheme: M⁻¹ = C).
