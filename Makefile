@@ -58,7 +58,7 @@ python-test: cli python
 # per Rust target and 5 000 URL queries.
 FUZZ_CASES ?= 1000000
 fuzz:
-	TALLMC_FUZZ_CASES=$(FUZZ_CASES) $(NICE) $(CARGO) test -p tallmc-tests --release --test fuzz -- --nocapture --test-threads=2
+	TALLMC_FUZZ_CASES=$(FUZZ_CASES) $(NICE) $(CARGO) test -p tallmc-tests --release --test all fuzz:: -- --nocapture --test-threads=2
 	TALLMC_FUZZ_CASES=$(FUZZ_CASES) node --test tests/browser/url-params.test.mjs
 
 # Every ratio claimed in BENCHMARKS.md, each from one run on this machine: HMC-ECS vs NUTS,
@@ -100,8 +100,13 @@ peers-venv:
 # ---------------------------------------------------------------------------------------------
 # Build
 
+# `make test` builds the CLI together with tallmc-web (target-specific, so for every prerequisite
+# of `test`): the test build's features are the whole workspace's (tallmc-web's wasm-bindgen
+# macros enable more of syn), and the CLI alone would resolve fewer and build syn, serde, clap,
+# parquet and itself again (97 s on a clean clone).
+test: CLI_WITH := -p tallmc-web
 cli:
-	$(NICE) $(CARGO) build --release -p tallmc
+	$(NICE) $(CARGO) build --release -p tallmc $(CLI_WITH)
 
 # wasm-pack builds www/pkg (with its package.json) using the wasm-bindgen CLI on PATH, pinned to
 # Cargo.lock's version; `--mode no-install` forbids it to download anything. wasm-opt is off in

@@ -10,7 +10,7 @@
 //! (names, extras' names, resolved settings, set-up cost). NaNs are hashed as one value.
 //!
 //! A change of draws that is wanted (a bug fixed) is recorded by re-blessing:
-//! `TALLMC_BLESS=1 cargo test -p tallmc-tests --release --test golden_draws`, and the commit says
+//! `TALLMC_BLESS=1 cargo test -p tallmc-tests --release --test all golden_draws::`, and the commit says
 //! why. Every sampler of the registry must appear in at least one case.
 
 use std::fmt::Write as _;

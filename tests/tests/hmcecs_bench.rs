@@ -1,11 +1,10 @@
 //! Benchmark (not a test of correctness; timings never decide a test): ESS per second of
 //! perturbed HMC-ECS against full-data NUTS on a HIGGS-like synthetic logistic regression
 //! (d = 29: intercept + 28 N(0,1) covariates). Wall time includes warm-up and setup for both.
-//! Run: `cargo test -p tallmc-tests --release --test hmcecs_bench -- --ignored --nocapture`
+//! Run: `cargo test -p tallmc-tests --release --test all hmcecs_bench:: -- --ignored --nocapture`
 //! (n = 10^5; set HMCECS_BENCH_N=1000000 for the full size).
 
-mod hmcecs_common;
-use hmcecs_common::*;
+use crate::hmcecs_common::*;
 use std::sync::Arc;
 use std::time::Instant;
 use tallmc_core::chain::{run_chain, Phase};

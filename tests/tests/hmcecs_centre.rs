@@ -7,7 +7,7 @@
 //!   re-centres every window (the paper), and so does the signed variant;
 //! - a poor start (raw model, 1 % subset, small m) has σ̂² above the bar and is re-centred.
 //!
-//! Run: `cargo test -p tallmc-tests --release --test hmcecs_centre -- --nocapture`
+//! Run: `cargo test -p tallmc-tests --release --test all hmcecs_centre:: -- --nocapture`
 
 use std::sync::Arc;
 use tallmc_core::chain::{run_chain, Chain, Phase};

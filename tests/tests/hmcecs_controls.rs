@@ -5,10 +5,9 @@
 //! at m = 100 is only ≈ 0.09 sd (the numpy prototype saw 0.57), too close to the m = 1600 run
 //! (≈ 0.08) to separate by MCSE (≈ 0.03). The bias comparison therefore uses m = 25 (G = 25),
 //! where it is ≈ 0.4 sd; σ̂² > 1 is still asserted at m = 100 as the spec says.
-//! Run: `cargo test -p tallmc-tests --release --test hmcecs_controls -- --nocapture`
+//! Run: `cargo test -p tallmc-tests --release --test all hmcecs_controls:: -- --nocapture`
 
-mod hmcecs_common;
-use hmcecs_common::*;
+use crate::hmcecs_common::*;
 use std::sync::Arc;
 use tallmc_core::model::DataModel;
 

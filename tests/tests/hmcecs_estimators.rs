@@ -1,8 +1,7 @@
 //! Spec 000 (HMC-ECS) Test 1 (a)–(e): the estimators.
-//! Run: `cargo test -p tallmc-tests --release --test hmcecs_estimators`
+//! Run: `cargo test -p tallmc-tests --release --test all hmcecs_estimators::`
 
-mod hmcecs_common;
-use hmcecs_common::*;
+use crate::hmcecs_common::*;
 
 use tallmc_core::estimator::{BlockPoisson, ControlVariates, DiffEstimator, DiffEval, PoissonEval};
 use tallmc_core::model::DataModel;

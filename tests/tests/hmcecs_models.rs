@@ -1,7 +1,7 @@
 //! HMC-ECS on every data model of the registry: builds through the registry, runs warm-up and
 //! sampling without errors, non-finite draws or full-data work after warm-up, for both variants.
 //! A smoke test (short chains), not a statistical one.
-//! Run: `cargo test -p tallmc-tests --release --test hmcecs_models -- --nocapture`
+//! Run: `cargo test -p tallmc-tests --release --test all hmcecs_models:: -- --nocapture`
 
 use tallmc_core::chain::{run_chain, Phase};
 use tallmc_core::data::DesignSpec;

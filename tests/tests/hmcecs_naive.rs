@@ -2,10 +2,9 @@
 //! a fresh subsample u each iteration, the same fixed-u leapfrog trajectory, accepted with the
 //! full-data Hamiltonian) is exact but loses acceptance when the estimator is crude, while HMC-ECS
 //! (accepted with the estimated Hamiltonian that the trajectory conserves) keeps it.
-//! Run: `cargo test -p tallmc-tests --release --test hmcecs_naive -- --nocapture`
+//! Run: `cargo test -p tallmc-tests --release --test all hmcecs_naive:: -- --nocapture`
 
-mod hmcecs_common;
-use hmcecs_common::*;
+use crate::hmcecs_common::*;
 use std::sync::Arc;
 use tallmc_core::model::DataModel;
 

@@ -1,9 +1,8 @@
 //! Spec 000 (HMC-ECS) Test 2: perturbed HMC-ECS matches full-data HMC (n = 50 000, d = 8), and
 //! variant 2b (first-order control variates).
-//! Run: `cargo test -p tallmc-tests --release --test hmcecs_perturbed -- --nocapture`
+//! Run: `cargo test -p tallmc-tests --release --test all hmcecs_perturbed:: -- --nocapture`
 
-mod hmcecs_common;
-use hmcecs_common::*;
+use crate::hmcecs_common::*;
 use std::sync::Arc;
 use tallmc_core::model::DataModel;
 

@@ -17,10 +17,9 @@
 //! and 0.79–0.88. Stan's dual averaging shows the same (our NUTS realises 0.89–0.92 for δ = 0.8).
 //! The bound keeps the spec's lower edge and allows Stan's overshoot above.
 //! The spec warns against asserting IF ≈ 1 (with εL = 1.2 it is ≈ 2.1).
-//! Run: `cargo test -p tallmc-tests --release --test hmcecs_scaling -- --nocapture`
+//! Run: `cargo test -p tallmc-tests --release --test all hmcecs_scaling:: -- --nocapture`
 
-mod hmcecs_common;
-use hmcecs_common::*;
+use crate::hmcecs_common::*;
 use std::sync::Arc;
 use tallmc_core::model::DataModel;
 

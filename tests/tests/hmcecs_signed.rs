@@ -5,14 +5,13 @@
 //! spec's regime (prototype τ̂ ≈ 0.54). Departure (DESIGN.md, "Departures from the spec notes"):
 //! the mini-batch size. The spec's prototype had σ² ≈ 53 at m = 30 with its subset centre; ours
 //! is ≈ 38 (printed), and λ = 10 at m = 30 gives τ̂ ≈ 0.88, no sign problem. Measured at λ = 10
-//! (`cargo test -p tallmc-tests --release --test hmcecs_signed too_few -- --nocapture`):
+//! (`cargo test -p tallmc-tests --release --test all hmcecs_signed::too_few -- --nocapture`):
 //! m = 10: σ² 112, τ̂ 0.619, CT 107; m = 7: σ² 161, τ̂ 0.481, CT 3606; m = 5: σ² 225, τ̂ 0.466,
 //! CT 1811. The control uses m = 5, where τ̂ is in the spec's regime, not m = 10, where CT sits
 //! at the threshold.
-//! Run: `cargo test -p tallmc-tests --release --test hmcecs_signed -- --nocapture`
+//! Run: `cargo test -p tallmc-tests --release --test all hmcecs_signed:: -- --nocapture`
 
-mod hmcecs_common;
-use hmcecs_common::*;
+use crate::hmcecs_common::*;
 use std::sync::Arc;
 use tallmc_core::estimator::ControlVariates;
 use tallmc_core::model::DataModel;

@@ -5,9 +5,7 @@
 //! uses ≥ 50× fewer points per test than AustereMH(c) (m = 50, ε = 0.005). MHSubLhd at that
 //! scale is an `#[ignore]`d test (a full data scan per iteration).
 
-mod minibatch_mh_common;
-
-use minibatch_mh_common::GaussMean;
+use crate::minibatch_mh_common::GaussMean;
 use std::sync::Arc;
 use tallmc_core::dist::std_normal;
 use tallmc_core::kernel::minibatch_mh::baselines::student_t_upper;
@@ -131,7 +129,7 @@ fn gmm_batch_sizes() {
 
 /// MHSubLhd (γ = 1.5, p = 2, δ = 0.01) at the paper's scale: spec range [40 000, 100 000]
 /// (paper 65 759) and ≥ 200× MHminibatch. Every iteration scans all 10⁶ data for the range C,
-/// so this takes minutes: `cargo test --release --test minibatch_mh_baselines -- --ignored`.
+/// so this takes minutes: `cargo test --release --test all minibatch_mh_baselines:: -- --ignored`.
 #[test]
 #[ignore]
 fn gmm_batch_sizes_sublhd() {

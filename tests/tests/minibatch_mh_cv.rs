@@ -4,7 +4,7 @@
 //! stay small at useful step sizes). The chain-level check is `realdata`: mh-minibatch and
 //! austere-mh with defaults within 0.12 sd of NumPyro on five real tables.
 
-mod smh_common;
+use crate::smh_common;
 
 use tallmc_core::kernel::minibatch_mh::cv::{StepDiffs, TaylorCv};
 use tallmc_core::optim::{find_mode, ModeOptions};

@@ -6,9 +6,7 @@
 //! (b ≈ 131, acceptance ≈ 0.41). The second case (K = 10⁴, step 0.3, m = 500) is the regression
 //! guard against the authors' |Δ*/s| > 5 deterministic shortcut, which shrinks the sd to ≈ 0.61×.
 
-mod minibatch_mh_common;
-
-use minibatch_mh_common::GaussMean;
+use crate::minibatch_mh_common::GaussMean;
 use std::sync::Arc;
 use tallmc_core::dist::std_normal;
 use tallmc_core::rng::chain_rng;

@@ -4,9 +4,7 @@
 //! kernel's own `test` on a model with controlled per-point ratios — the s² = 0 path, a
 //! subsampled path (b = 500, s² ≈ 0.5) and the exact fallback when s² ≥ σ² with all data.
 
-mod minibatch_mh_common;
-
-use minibatch_mh_common::{normal_scores, Linear1};
+use crate::minibatch_mh_common::{normal_scores, Linear1};
 use tallmc_core::dist::std_normal;
 use tallmc_core::kernel::minibatch_mh::xcorr::{cdf_error, logistic_cdf, Correction};
 use tallmc_core::kernel::minibatch_mh::MinibatchMh;

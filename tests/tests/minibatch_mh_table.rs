@@ -2,7 +2,7 @@
 //! (V = 10, N_g = 500) is run natively; the tables embedded in the no_std core must equal its
 //! output, and their CDF error L∞ = supₓ |P(X_norm + X_corr ≤ x) − S(x)| must be small (spec [R]:
 //! 4.6e-6 at σ = 1, 2.2e-5 at σ = 1.2; the paper's ridge table: 8.9e-4).
-//! `MBMH_PRINT_TABLE=1 cargo test --release --test minibatch_mh_table -- --nocapture` prints the
+//! `MBMH_PRINT_TABLE=1 cargo test --release --test all minibatch_mh_table:: -- --nocapture` prints the
 //! tables in Rust syntax.
 
 use tallmc_core::kernel::minibatch_mh::xcorr::{

@@ -2,7 +2,7 @@
 //! same bits as one thread: the reduction order is fixed by the chunks, not by the threads.
 //! Also the chunked pass equals the per-datum sum to rounding.
 
-mod smh_common;
+use crate::smh_common;
 
 use std::sync::Arc;
 use tallmc_cli::parallel::Threads;

@@ -3,7 +3,7 @@
 //! |posterior mean − reference mean| in reference sds, max R-hat, min bulk ESS, data fraction
 //! per iteration, wall seconds.
 //!
-//! `cargo test -p tallmc-tests --release --test realdata_status -- --ignored --nocapture`
+//! `cargo test -p tallmc-tests --release --test all realdata_status:: -- --ignored --nocapture`
 //! Environment: `REALDATA_TABLES=flights,hmda` and `REALDATA_SAMPLERS=nuts,sgld` restrict the
 //! grid; `REALDATA_SET="reparam=none"` adds settings to every run (e.g. the unwhitened target).
 

@@ -2,7 +2,7 @@
 //! GLM is the same posterior in other coordinates, its map round-trips, its KSD scores are the
 //! user-scale scores, and samplers on raw, badly scaled data report θ on the user's scale with
 //! the right posterior (a conjugate check and an agreement check against `reparam=none`).
-//! Run: `cargo test -p tallmc-tests --release --test reparam -- --nocapture`
+//! Run: `cargo test -p tallmc-tests --release --test all reparam:: -- --nocapture`
 
 use std::sync::Arc;
 use tallmc_core::data::{Design, DesignSpec, Table};

@@ -5,7 +5,7 @@
 //! ∇ℓᵢ(θ̂) at set-up, spec 003 §2.3 step 2) and the ratio of wall times (full gradient
 //! averaged over 20 evaluations; SG steps averaged over 20 000 iterations, set-up excluded and
 //! reported separately).
-//! Run: `cargo test -p tallmc-tests --release --test sgmcmc_bench -- --ignored --nocapture`
+//! Run: `cargo test -p tallmc-tests --release --test all sgmcmc_bench:: -- --ignored --nocapture`
 //! (SGMCMC_BENCH_N overrides n).
 
 use std::sync::Arc;

@@ -8,7 +8,7 @@
 
 #![allow(clippy::needless_range_loop)]
 
-mod smh_common;
+use crate::smh_common;
 
 use tallmc_tests::{ess, mcse_mean, mean, run_sampler, sd};
 

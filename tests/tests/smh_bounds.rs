@@ -3,9 +3,7 @@
 //! T2 — λᵢ ≤ φψᵢ for every datum at pairs from 10⁻³ to 10 posterior sds from θ̂, for logistic and
 //! robust regression, orders 1 and 2; the family sup constants match a grid maximisation.
 
-mod smh_common;
-
-use smh_common::{logistic, robust};
+use crate::smh_common::{logistic, robust};
 use tallmc_core::dist;
 use tallmc_core::kernel::smh::{BoundNorm, Smh, SmhOptions, SmhProposal};
 use tallmc_core::linalg::Cholesky;

@@ -5,7 +5,7 @@
 //! T6 at n = 2¹⁶ with the RW proposal (the same runs): MH acceptance in [0.10, 0.20], SMH-2's
 //! ≥ 0.85 × MH's, SMH-1's in [0.01, 0.06].
 
-mod smh_common;
+use crate::smh_common;
 
 use std::time::Instant;
 use tallmc_tests::{ess, run_sampler};

@@ -22,7 +22,7 @@
 
 #![allow(clippy::needless_range_loop)]
 
-mod smh_common;
+use crate::smh_common;
 
 use std::sync::{Arc, OnceLock};
 use tallmc_core::dist::std_normal;

@@ -8,7 +8,7 @@
 //! with SMH-2-RW at n = 2¹³.
 //! Logistic regression, d = 10, flat prior, chains start at θ̂.
 
-mod smh_common;
+use crate::smh_common;
 
 use std::sync::Arc;
 use tallmc_core::model::DataModel;

@@ -3,7 +3,7 @@
 //! N = 100) on synthetic LGSSM series of T = 10⁴ and T = 10⁶ in one process and prints the
 //! per-datum evaluations per iteration (N·|S*| observation densities, N·|S| scores) and the
 //! wall time per iteration, with their ratio.
-//! Run: `cargo test -p tallmc-tests --release --test ssm_bench -- --ignored --nocapture`.
+//! Run: `cargo test -p tallmc-tests --release --test all ssm_bench:: -- --ignored --nocapture`.
 
 use std::time::Instant;
 use tallmc_core::chain::run_chain;
