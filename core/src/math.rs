@@ -183,6 +183,57 @@ pub fn fast_ln_1p_unit(x: f64) -> f64 {
     s * (hfsq + r) + (dk * LN2LO + c) - hfsq + f + dk * LN2HI
 }
 
+/// ln x without branches or table look-ups, so that loops over particles vectorise (musl's
+/// algorithm, as in `libm::log`, with the subnormal scaling and the special cases as selects).
+///
+/// # Formula
+/// x = 2ᵏ(1 + f) with 1 + f in [√2/2, √2) (read from the bits; a subnormal x is first scaled
+/// by 2⁵⁴); with s = f/(2 + f), z = s²: ln x = k ln2 + f − f²/2 + s(f²/2 + R(z)), R the
+/// degree-7 Remez polynomial of [`fast_ln_1p_unit`]. ln 0 = −∞, ln x = NaN for x < 0 or NaN,
+/// ln ∞ = ∞. Measured against `libm::log` on 2·10⁶ points from 10⁻³⁰⁸ to 10³⁰⁸ and on
+/// subnormals: at most 1 ulp apart (test `fast_ln_matches_libm`).
+#[inline(always)]
+#[allow(clippy::excessive_precision)] // the constants of FreeBSD's e_log.c, as published
+pub fn fast_ln(x: f64) -> f64 {
+    const LN2HI: f64 = 6.931_471_803_691_238_164_90e-1;
+    const LN2LO: f64 = 1.908_214_929_270_587_700_02e-10;
+    const LG1: f64 = 6.666_666_666_666_735_130e-1;
+    const LG2: f64 = 3.999_999_999_940_941_908e-1;
+    const LG3: f64 = 2.857_142_874_366_239_149e-1;
+    const LG4: f64 = 2.222_219_843_214_978_396e-1;
+    const LG5: f64 = 1.818_357_216_161_805_012e-1;
+    const LG6: f64 = 1.531_383_769_920_937_332e-1;
+    const LG7: f64 = 1.479_819_860_511_658_591e-1;
+    const TWO54: f64 = 18_014_398_509_481_984.0;
+    // 2⁵² + 1023: the biased exponent read as a double through the 2⁵² shift
+    const SHIFT: f64 = 4_503_599_627_371_519.0;
+    let sub = x < f64::MIN_POSITIVE;
+    let xs = if sub { x * TWO54 } else { x };
+    let ix = xs.to_bits();
+    // move 1 + f into [√2/2, √2): add the offset 0x3ff00000 − 0x3fe6a09e to the high word
+    let hx = (ix >> 32).wrapping_add(0x3ff0_0000 - 0x3fe6_a09e) & 0xffff_ffff;
+    let kb = hx >> 20;
+    let hm = (hx & 0x000f_ffff) + 0x3fe6_a09e;
+    let m = f64::from_bits((hm << 32) | (ix & 0xffff_ffff));
+    let dk = f64::from_bits(0x4330_0000_0000_0000 | kb) - SHIFT - if sub { 54.0 } else { 0.0 };
+    let f = m - 1.0;
+    let hfsq = 0.5 * f * f;
+    let s = f / (2.0 + f);
+    let z = s * s;
+    let w = z * z;
+    let t1 = w * (LG2 + w * (LG4 + w * LG6));
+    let t2 = z * (LG1 + w * (LG3 + w * (LG5 + w * LG7)));
+    let r = t2 + t1;
+    let v = s * (hfsq + r) + dk * LN2LO - hfsq + f + dk * LN2HI;
+    let v = if x == f64::INFINITY { x } else { v };
+    let v = if x == 0.0 { f64::NEG_INFINITY } else { v };
+    if x >= 0.0 {
+        v
+    } else {
+        f64::NAN
+    }
+}
+
 /// (softplus(x), σ(x)) with [`fast_exp`] and [`fast_ln_1p_unit`]: branch-free, for the
 /// logistic likelihood's loops over data. Within 2 ulp of [`softplus_sigmoid`].
 ///
@@ -566,6 +617,37 @@ mod tests {
         }
         assert!(worst <= 1, "worst {worst} ulp");
         assert_eq!(fast_ln_1p_unit(0.0), 0.0);
+    }
+
+    #[test]
+    fn fast_ln_matches_libm() {
+        let mut worst = 0;
+        let k = 2_000_000;
+        for i in 0..=k {
+            // log-spaced from 1e-308 to 1e308, and a dense grid around 1
+            let x = libm::exp(-709.0 + 1418.0 * i as f64 / k as f64);
+            worst = worst.max(ulps(fast_ln(x), libm::log(x)));
+            let x = 0.5 + i as f64 / k as f64;
+            worst = worst.max(ulps(fast_ln(x), libm::log(x)));
+        }
+        for x in [
+            5e-324,
+            1e-310,
+            2.225_073_858_507_201e-308,
+            f64::MIN_POSITIVE,
+            f64::MAX,
+            core::f64::consts::FRAC_1_SQRT_2,
+            core::f64::consts::SQRT_2,
+            f64::from_bits(0x3fe6_a09e_0000_0000),
+            f64::from_bits(0x3fe6_a09d_ffff_ffff),
+        ] {
+            worst = worst.max(ulps(fast_ln(x), libm::log(x)));
+        }
+        assert!(worst <= 1, "worst {worst} ulp");
+        assert_eq!(fast_ln(1.0), 0.0);
+        assert_eq!(fast_ln(0.0), f64::NEG_INFINITY);
+        assert_eq!(fast_ln(f64::INFINITY), f64::INFINITY);
+        assert!(fast_ln(-1.0).is_nan() && fast_ln(f64::NAN).is_nan());
     }
 
     #[test]

@@ -89,6 +89,20 @@ pub enum InitialLaw {
 /// Floor of 1 − φ² in the stationary variance σ²/(1−φ²) of `lgssm` and `sv`.
 pub const STATIONARY_FLOOR: f64 = 0.01;
 
+/// Buffers of [`StateSpaceModel::sample_optimal_batch`] (owned by the particle filter, so that a
+/// step allocates nothing).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct OptimalBatch {
+    /// Each particle's previous state (its ancestor's), filled by the filter.
+    pub prev: Vec<State>,
+    /// The new states.
+    pub out: Vec<State>,
+    /// The incremental log weights.
+    pub log_w: Vec<f64>,
+    /// Working memory of the model.
+    pub scratch: Vec<f64>,
+}
+
 /// A draw from the locally optimal proposal p(xₜ | xₜ₋₁, yₜ) with its incremental weight.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct OptimalDraw {
@@ -200,6 +214,22 @@ pub trait StateSpaceModel: Send + Sync {
         _rng: &mut ChainRng,
     ) -> Option<OptimalDraw> {
         None
+    }
+
+    /// The `optimal` proposal for every particle of one step at once: the law of
+    /// [`sample_optimal`](Self::sample_optimal) for each particle, with the random numbers
+    /// drawn in the same order, written so that the work without random numbers vectorises.
+    /// Reads `batch.prev` (each particle's previous state) and fills `batch.out` and
+    /// `batch.log_w`. Returns false, writing nothing, when the model has no batched form (the
+    /// filter then calls `sample_optimal` per particle).
+    fn sample_optimal_batch(
+        &self,
+        _eta: &[f64],
+        _y: f64,
+        _rng: &mut ChainRng,
+        _batch: &mut OptimalBatch,
+    ) -> bool {
+        false
     }
 
     /// Simulate (x₀:T, y₁:T) at θ: returns (states x₁..x_T, observations y₁..y_T).

@@ -20,7 +20,7 @@
 //! All weights are kept in the log domain and normalised with log-sum-exp.
 
 use super::resample::{ess, Resampling};
-use super::{State, StateSpaceModel, STATE_LEN};
+use super::{OptimalBatch, State, StateSpaceModel, STATE_LEN};
 use crate::error::Error;
 use crate::math;
 use crate::rng::ChainRng;
@@ -220,6 +220,7 @@ pub struct ParticleFilter {
     h_new: Vec<f64>,
     score: Vec<f64>,
     ess: Vec<f64>,
+    batch: OptimalBatch,
 }
 
 impl ParticleFilter {
@@ -244,6 +245,7 @@ impl ParticleFilter {
             h_new: Vec::new(),
             score: Vec::new(),
             ess: Vec::new(),
+            batch: OptimalBatch::default(),
         })
     }
 
@@ -360,10 +362,17 @@ impl ParticleFilter {
                 _ => 1.0,
             };
             // 2.–4. propagate, weight, accumulate the score
+            let batched = optimal && {
+                self.batch.prev.clear();
+                self.batch.prev.extend(self.anc.iter().map(|&a| self.x[a]));
+                model.sample_optimal_batch(eta, yt, rng, &mut self.batch)
+            };
             for i in 0..n {
                 let a = self.anc[i];
                 let prev = self.x[a];
-                let (new, lw) = if optimal {
+                let (new, lw) = if batched {
+                    (self.batch.out[i], self.batch.log_w[i])
+                } else if optimal {
                     match model.sample_optimal(eta, &prev, yt, rng) {
                         Some(d) => (d.state, d.log_weight),
                         None => {

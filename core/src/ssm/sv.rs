@@ -17,7 +17,10 @@
 //! weight instead of an overflow.
 
 use super::lgssm::{ar1_grad_log_transition, ar1_natural, ar1_state_hooks, check_law, ScalePrior};
-use super::{ln_normal_lv, simulate_with, state, InitialLaw, OptimalDraw, State, StateSpaceModel};
+use super::{
+    ln_normal_lv, simulate_with, state, InitialLaw, OptimalBatch, OptimalDraw, State,
+    StateSpaceModel,
+};
 use crate::dist::normal;
 use crate::error::Error;
 use crate::math;
@@ -136,6 +139,171 @@ pub fn laplace_mixture(eta: &[f64], prev: &State, y: f64, rng: &mut ChainRng) ->
     }
 }
 
+/// [`laplace_mixture`] for every particle of one step (`batch.prev` → `batch.out`,
+/// `batch.log_w`), in three passes: the modes and curvatures (no random numbers; branch-free
+/// with [`math::fast_exp`], [`math::fast_ln`] and [`math::fast_ln_1p_unit`], so the loop
+/// vectorises, with AVX2 where the CPU has it), the draws (particle by particle, the random
+/// numbers in the same order as [`laplace_mixture`]), then the log weights (branch-free
+/// again).
+///
+/// The same proposal as [`laplace_mixture`] up to rounding: x̂ and v may differ from it in
+/// the last bits (any x̂ and v > 0 give a valid importance sampler, and the weight uses the
+/// x̂ and v that drew), and log f, log g and log q are within a few ulp of its values.
+pub fn laplace_mixture_batch(eta: &[f64], y: f64, rng: &mut ChainRng, batch: &mut OptimalBatch) {
+    let n = batch.prev.len();
+    let scratch = &mut batch.scratch;
+    scratch.clear();
+    scratch.resize(4 * n, 0.0);
+    let (m, rest) = scratch.split_at_mut(n);
+    let (mode, rest) = rest.split_at_mut(n);
+    let (curv, draw) = rest.split_at_mut(n);
+    for (mi, p) in m.iter_mut().zip(&batch.prev) {
+        *mi = eta[0] * p[0];
+    }
+    crate::on_cpu!(
+        laplace_modes_avx2(eta, y, m, mode, curv),
+        laplace_modes(eta, y, m, mode, curv)
+    );
+    for i in 0..n {
+        draw[i] = if mode[i].is_nan() {
+            // an overflow at an extreme θ: the prior kernel, with weight g
+            normal(rng, m[i], eta[1])
+        } else if uniform(rng) < DEFENSIVE_WEIGHT {
+            normal(rng, m[i], eta[1])
+        } else {
+            normal(rng, mode[i], math::sqrt(1.0 / curv[i]))
+        };
+    }
+    batch.log_w.clear();
+    batch.log_w.resize(n, 0.0);
+    crate::on_cpu!(
+        laplace_weights_avx2(eta, y, m, mode, curv, draw, &mut batch.log_w),
+        laplace_weights(eta, y, m, mode, curv, draw, &mut batch.log_w)
+    );
+    batch.out.clear();
+    batch.out.extend(draw.iter().map(|&d| state(d)));
+}
+
+/// −|x| (the sign bit set: no branch).
+#[inline(always)]
+fn neg_abs(x: f64) -> f64 {
+    f64::from_bits(x.to_bits() | (1 << 63))
+}
+
+/// Pass 1 of [`laplace_mixture_batch`]: for each m = φxₜ₋₁, the Newton iterate x̂ from
+/// [`laplace_start`]'s point (its ln(1 + z) as softplus(ln z)) and the curvature −ℓ'' at the
+/// last iterate but one, as in [`laplace_mixture`]; x̂ = NaN where they are not finite.
+#[inline(always)]
+fn laplace_modes_body(eta: &[f64], y: f64, m: &[f64], mode: &mut [f64], curv: &mut [f64]) {
+    let s2 = eta[1] * eta[1];
+    let t2 = eta[2] * eta[2];
+    let c = 0.5 * y * y / t2;
+    let inv_s2 = 1.0 / s2;
+    let c_pos = c > 0.0;
+    // ln z = ln(cσ²) + σ²/2 − m: the first term is the same for every particle
+    let ln_cs2 = if c_pos { math::ln(c * s2) } else { 0.0 };
+    let n = m.len().min(mode.len()).min(curv.len());
+    for i in 0..n {
+        let mi = m[i];
+        let base = mi - 0.5 * s2;
+        let ln_z = ln_cs2 + 0.5 * s2 - mi;
+        // L = ln(1 + z) = softplus(ln z), then W(z) ≈ L − ln(1 + L)
+        let l = if ln_z > 0.0 { ln_z } else { 0.0 }
+            + math::fast_ln_1p_unit(math::fast_exp(neg_abs(ln_z)));
+        let w = l - math::fast_ln(1.0 + l);
+        let start = if w.is_finite() { base + w } else { mi };
+        let mut x = if c_pos { start } else { base };
+        let mut cv = inv_s2;
+        for _ in 0..LAPLACE_NEWTON {
+            let e = c * math::fast_exp(-(if x > -700.0 { x } else { -700.0 }));
+            cv = inv_s2 + e;
+            let next = x + (-(x - mi) * inv_s2 - 0.5 + e) / cv;
+            x = if next.is_finite() { next } else { x };
+        }
+        let ok = cv.is_finite() && cv > 0.0 && x.is_finite();
+        mode[i] = if ok { x } else { f64::NAN };
+        curv[i] = cv;
+    }
+}
+
+/// [`laplace_modes_body`] compiled for the baseline CPU.
+fn laplace_modes(eta: &[f64], y: f64, m: &[f64], mode: &mut [f64], curv: &mut [f64]) {
+    laplace_modes_body(eta, y, m, mode, curv)
+}
+
+/// [`laplace_modes_body`] compiled with AVX2 (the same operations, so the same bits).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn laplace_modes_avx2(eta: &[f64], y: f64, m: &[f64], mode: &mut [f64], curv: &mut [f64]) {
+    laplace_modes_body(eta, y, m, mode, curv)
+}
+
+/// Pass 3 of [`laplace_mixture_batch`]: log f + log g − log q at each draw (log g alone
+/// where x̂ = NaN, the prior kernel's draw), with log q = log((1 − α) N(x; x̂, 1/curv) +
+/// α N(x; m, σ²)).
+#[inline(always)]
+fn laplace_weights_body(
+    eta: &[f64],
+    y: f64,
+    m: &[f64],
+    mode: &[f64],
+    curv: &[f64],
+    draw: &[f64],
+    log_w: &mut [f64],
+) {
+    let s2 = eta[1] * eta[1];
+    let t2 = eta[2] * eta[2];
+    let y2 = y * y;
+    let n = m
+        .len()
+        .min(mode.len())
+        .min(curv.len())
+        .min(draw.len())
+        .min(log_w.len());
+    for i in 0..n {
+        let d = draw[i];
+        let en = math::fast_exp(-(if d > -700.0 { d } else { -700.0 }));
+        let lg = -0.5 * (eta[4] + d + y2 * en / t2) - math::LN_SQRT_2PI;
+        let dm = d - m[i];
+        let lf = -0.5 * (eta[3] + dm * dm / s2) - math::LN_SQRT_2PI;
+        let dq = d - mode[i];
+        let ln_q_laplace = -0.5 * (dq * dq * curv[i] - math::fast_ln(curv[i])) - math::LN_SQRT_2PI;
+        let a = LN_1M_DEFENSIVE + ln_q_laplace;
+        let b = LN_DEFENSIVE + lf;
+        let hi = if a > b { a } else { b };
+        let lq = hi + math::fast_ln_1p_unit(math::fast_exp(neg_abs(a - b)));
+        log_w[i] = if mode[i].is_nan() { lg } else { lf + lg - lq };
+    }
+}
+
+/// [`laplace_weights_body`] compiled for the baseline CPU.
+fn laplace_weights(
+    eta: &[f64],
+    y: f64,
+    m: &[f64],
+    mode: &[f64],
+    curv: &[f64],
+    draw: &[f64],
+    log_w: &mut [f64],
+) {
+    laplace_weights_body(eta, y, m, mode, curv, draw, log_w)
+}
+
+/// [`laplace_weights_body`] compiled with AVX2 (the same operations, so the same bits).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn laplace_weights_avx2(
+    eta: &[f64],
+    y: f64,
+    m: &[f64],
+    mode: &[f64],
+    curv: &[f64],
+    draw: &[f64],
+    log_w: &mut [f64],
+) {
+    laplace_weights_body(eta, y, m, mode, curv, draw, log_w)
+}
+
 /// Newton's starting point for the mode of ℓ(x) = −(x − m)²/(2σ²) − x/2 − c e⁻ˣ.
 ///
 /// # Formula
@@ -194,6 +362,16 @@ impl StateSpaceModel for StochasticVolatility {
         rng: &mut ChainRng,
     ) -> Option<OptimalDraw> {
         Some(laplace_mixture(eta, prev, y, rng))
+    }
+    fn sample_optimal_batch(
+        &self,
+        eta: &[f64],
+        y: f64,
+        rng: &mut ChainRng,
+        batch: &mut OptimalBatch,
+    ) -> bool {
+        laplace_mixture_batch(eta, y, rng, batch);
+        true
     }
     fn simulate(&self, theta: &[f64], t_len: usize, rng: &mut ChainRng) -> (Vec<f64>, Vec<f64>) {
         simulate_with(self, theta, t_len, rng, |eta, x, r| {
