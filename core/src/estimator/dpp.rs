@@ -42,8 +42,8 @@ pub struct KDpp {
     k: usize,
     /// Top eigenvalues λⱼ, j < r.
     lambda: Vec<f64>,
-    /// Top eigenvectors, row-major n × r (`u[i * r + j]`).
-    u: Vec<f64>,
+    /// Top eigenvectors, column-major r × n (`ut[j * n + i]`: each eigenvector contiguous).
+    ut: Vec<f64>,
     /// The repeated eigenvalue ν of the complement and its multiplicity c = n − r.
     nu: f64,
     c: usize,
@@ -231,11 +231,17 @@ impl KDpp {
                 (top + coef_c * (1.0 - s2).max(0.0)).clamp(0.0, 1.0)
             })
             .collect();
+        let mut ut = vec![0.0; r * n];
+        for i in 0..n {
+            for j in 0..r {
+                ut[j * n + i] = u[i * r + j];
+            }
+        }
         Ok(KDpp {
             n,
             k,
             lambda,
-            u,
+            ut,
             nu,
             c,
             log_e,
@@ -305,36 +311,35 @@ impl KDpp {
         self.basis.resize_with(chosen.len() + extra, Vec::new);
         for (b, &j) in self.basis.iter_mut().zip(&chosen) {
             b.clear();
-            b.extend((0..n).map(|i| self.u[i * r + j]));
+            b.extend_from_slice(&self.ut[j * n..(j + 1) * n]);
         }
         for t in chosen.len()..chosen.len() + extra {
-            let mut g: Vec<f64> = (0..n).map(|_| dist::std_normal(rng)).collect();
+            let mut g = core::mem::take(&mut self.basis[t]);
+            g.clear();
+            g.extend((0..n).map(|_| dist::std_normal(rng)));
             for _pass in 0..2 {
-                for j in 0..r {
-                    let dotp: f64 = (0..n).map(|i| self.u[i * r + j] * g[i]).sum();
-                    for i in 0..n {
-                        g[i] -= dotp * self.u[i * r + j];
-                    }
+                for v in self.ut.chunks_exact(n) {
+                    axpy(-dot(v, &g), v, &mut g);
                 }
                 for b in &self.basis[chosen.len()..t] {
-                    let dotp: f64 = b.iter().zip(&g).map(|(x, y)| x * y).sum();
-                    for (gi, bi) in g.iter_mut().zip(b) {
-                        *gi -= dotp * bi;
-                    }
+                    axpy(-dot(b, &g), b, &mut g);
                 }
             }
-            let norm = math::sqrt(g.iter().map(|v| v * v).sum());
+            let norm = math::sqrt(dot(&g, &g));
             g.iter_mut().for_each(|v| *v /= norm);
             self.basis[t] = g;
         }
         // Stage 3: projection DPP by sequential conditioning (a pivoted Cholesky of K).
         let kb = self.basis.len();
-        for i in 0..n {
-            self.resid[i] = self.basis.iter().map(|b| b[i] * b[i]).sum();
+        self.resid.iter_mut().for_each(|v| *v = 0.0);
+        for b in &self.basis {
+            for (rsd, x) in self.resid.iter_mut().zip(b) {
+                *rsd += x * x;
+            }
         }
         self.chol.resize_with(kb, Vec::new);
         for t in 0..kb {
-            let total: f64 = self.resid.iter().map(|&v| v.max(0.0)).sum();
+            let total = sum_positive(&self.resid);
             // Exactly kb − t ≥ 1 for an orthonormal basis.
             if total.is_nan() || total <= 0.5 {
                 return false;
@@ -355,15 +360,15 @@ impl KDpp {
                 return false;
             }
             out.push(pick);
-            // Column `pick` of the conditional kernel.
+            // Column `pick` of the conditional kernel: Σ_b b[pick] b − Σ_{s<t} L_s[pick] L_s.
             let mut col: Vec<f64> = core::mem::take(&mut self.chol[t]);
             col.clear();
-            col.extend((0..n).map(|i| self.basis.iter().map(|b| b[i] * b[pick]).sum::<f64>()));
+            col.resize(n, 0.0);
+            for b in &self.basis {
+                axpy(b[pick], b, &mut col);
+            }
             for prev in &self.chol[..t] {
-                let s = prev[pick];
-                for (c, p) in col.iter_mut().zip(prev) {
-                    *c -= s * p;
-                }
+                axpy(-prev[pick], prev, &mut col);
             }
             let piv = col[pick];
             let inv = if piv > 0.0 {
@@ -380,4 +385,47 @@ impl KDpp {
         }
         out.len() == k
     }
+}
+
+/// Σ aᵢbᵢ with four partial sums (independent additions, so that the loop pipelines and
+/// vectorises; the k-DPP's projections and norms).
+#[inline]
+fn dot(a: &[f64], b: &[f64]) -> f64 {
+    let mut s = [0.0f64; 4];
+    let (mut ca, mut cb) = (a.chunks_exact(4), b.chunks_exact(4));
+    for (x, y) in (&mut ca).zip(&mut cb) {
+        for l in 0..4 {
+            s[l] += x[l] * y[l];
+        }
+    }
+    let mut t = (s[0] + s[1]) + (s[2] + s[3]);
+    for (x, y) in ca.remainder().iter().zip(cb.remainder()) {
+        t += x * y;
+    }
+    t
+}
+
+/// y += a·x.
+#[inline]
+fn axpy(a: f64, x: &[f64], y: &mut [f64]) {
+    for (yi, xi) in y.iter_mut().zip(x) {
+        *yi += a * xi;
+    }
+}
+
+/// Σ max(vᵢ, 0) with four partial sums.
+#[inline]
+fn sum_positive(v: &[f64]) -> f64 {
+    let mut s = [0.0f64; 4];
+    let mut c = v.chunks_exact(4);
+    for x in &mut c {
+        for l in 0..4 {
+            s[l] += x[l].max(0.0);
+        }
+    }
+    let mut t = (s[0] + s[1]) + (s[2] + s[3]);
+    for x in c.remainder() {
+        t += x.max(0.0);
+    }
+    t
 }
