@@ -84,6 +84,34 @@ fn everything() -> Vec<u64> {
             .unwrap();
         }
     }
+    // The stochastic volatility model's batched Laplace proposal (twinned modes and weights),
+    // through the particle filter's likelihood and score.
+    {
+        use tallmc_core::rng::chain_rng;
+        use tallmc_core::ssm::pf::{ParticleFilter, PfConfig, Proposal, ScoreSpec};
+        use tallmc_core::ssm::resample::Resampling;
+        use tallmc_core::ssm::sv::StochasticVolatility;
+        use tallmc_core::ssm::StateSpaceModel;
+        let model = StochasticVolatility::default();
+        let theta = [0.9, 0.5f64.ln(), 0.5f64.ln()];
+        let (_, mut y) = model.simulate(&theta, 61, &mut chain_rng(3, 0));
+        y[7] = 0.0;
+        y[20] = 40.0;
+        let cfg = PfConfig::new(257, Proposal::Optimal, Resampling::Systematic, 0.5).unwrap();
+        let mut pf = ParticleFilter::new(cfg).unwrap();
+        let out = pf
+            .run(
+                &model,
+                &theta,
+                &y,
+                Some(ScoreSpec::full()),
+                &mut chain_rng(4, 0),
+            )
+            .unwrap();
+        bits.push(out.log_lik.to_bits());
+        bits.extend(pf.score().iter().map(|v| v.to_bits()));
+        bits.extend(pf.ess().iter().map(|v| v.to_bits()));
+    }
     bits
 }
 

@@ -180,8 +180,9 @@ fn sv_fully_buffered_gradient_is_unbiased() {
 /// last branch-free with `fast_exp`/`fast_ln`, vectorised) draws from the same law as the
 /// per-particle `laplace_mixture` with the random numbers in the same order: from the same
 /// stream, every draw and log weight agrees within rounding, on calm and outlying
-/// observations, y = 0, extreme ancestors, and a θ where e⁻ˣ overflows (the prior-kernel
-/// fallback).
+/// observations, y = 0, extreme ancestors, and two θ where the curvature is not finite (the
+/// prior-kernel fallback, weighted by g alone): τ = e⁻⁴⁰⁰ (τ² underflows, c = y²/(2τ²) = ∞,
+/// so g = 0 for y ≠ 0) and σ = e⁻⁴⁰⁰ (1/σ² = ∞; g finite).
 #[test]
 fn laplace_batch_matches_the_per_particle_proposal() {
     use tallmc_core::ssm::sv::{laplace_mixture, laplace_mixture_batch};
@@ -191,8 +192,10 @@ fn laplace_batch_matches_the_per_particle_proposal() {
         [0.9, 0.5f64.ln(), 0.5f64.ln()],
         [0.98, 0.1f64.ln(), 1.5f64.ln()],
         [-0.5, 1.2f64.ln(), 0.05f64.ln()],
-        // τ = e⁻⁴⁰⁰: c e⁻ˣ overflows for every particle
+        // τ = e⁻⁴⁰⁰: τ² underflows to 0, c = ∞ (NaN at y = 0), every particle falls back
         [0.5, 0.3f64.ln(), -400.0],
+        // σ = e⁻⁴⁰⁰: 1/σ² = ∞, every particle falls back with a finite weight g
+        [0.5, -400.0, 0.5f64.ln()],
     ];
     let ys = [0.0, 0.3, -1.2, 4.0, 60.0, -300.0];
     let mut prev_rng = chain_rng(5, 0);
@@ -232,17 +235,20 @@ fn laplace_batch_matches_the_per_particle_proposal() {
                     (a - b).abs() <= 1e-8 * (1.0 + a.abs()) || a == b || (a.is_nan() && b.is_nan()),
                     "θ {theta:?} y {y} particle {i}: log weight {a} vs batched {b}"
                 );
-                if k == 3 {
+                if k >= 3 {
                     // the fallback: a prior-kernel draw weighted by g alone
                     let g = model.log_observation(&eta, &batch.out[i], y);
                     assert!(
                         b == g || (b.is_nan() && g.is_nan()),
                         "fallback weight {b} vs g {g}"
                     );
+                    if k == 4 {
+                        assert!(g.is_finite(), "σ = e⁻⁴⁰⁰, y {y}: g {g}");
+                    }
                     fallbacks += 1;
                 }
             }
         }
     }
-    assert_eq!(fallbacks, ys.len() * prev.len());
+    assert_eq!(fallbacks, 2 * ys.len() * prev.len());
 }

@@ -42,7 +42,8 @@ pub struct KDpp {
     k: usize,
     /// Top eigenvalues λⱼ, j < r.
     lambda: Vec<f64>,
-    /// Top eigenvectors, column-major r × n (`ut[j * n + i]`: each eigenvector contiguous).
+    /// Top eigenvectors U (n × r) stored column by column, i.e. Uᵀ row-major: eigenvector j is
+    /// `ut[j * n..(j + 1) * n]`.
     ut: Vec<f64>,
     /// The repeated eigenvalue ν of the complement and its multiplicity c = n − r.
     nu: f64,
@@ -391,6 +392,7 @@ impl KDpp {
 /// vectorises; the k-DPP's projections and norms).
 #[inline]
 fn dot(a: &[f64], b: &[f64]) -> f64 {
+    debug_assert_eq!(a.len(), b.len());
     let mut s = [0.0f64; 4];
     let (mut ca, mut cb) = (a.chunks_exact(4), b.chunks_exact(4));
     for (x, y) in (&mut ca).zip(&mut cb) {

@@ -219,9 +219,9 @@ pub trait StateSpaceModel: Send + Sync {
     /// The `optimal` proposal for every particle of one step at once: the law of
     /// [`sample_optimal`](Self::sample_optimal) for each particle, with the random numbers
     /// drawn in the same order, written so that the work without random numbers vectorises.
-    /// Reads `batch.prev` (each particle's previous state) and fills `batch.out` and
-    /// `batch.log_w`. Returns false, writing nothing, when the model has no batched form (the
-    /// filter then calls `sample_optimal` per particle).
+    /// Reads `batch.prev` (each particle's previous state, n of them) and sets `batch.out` and
+    /// `batch.log_w` to n entries each. Returns false, writing nothing, when the model has no
+    /// batched form (the filter then calls `sample_optimal` per particle).
     fn sample_optimal_batch(
         &self,
         _eta: &[f64],

@@ -367,6 +367,7 @@ impl ParticleFilter {
                 self.batch.prev.extend(self.anc.iter().map(|&a| self.x[a]));
                 model.sample_optimal_batch(eta, yt, rng, &mut self.batch)
             };
+            debug_assert!(!batched || (self.batch.out.len() == n && self.batch.log_w.len() == n));
             for i in 0..n {
                 let a = self.anc[i];
                 let prev = self.x[a];

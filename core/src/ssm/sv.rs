@@ -147,8 +147,11 @@ pub fn laplace_mixture(eta: &[f64], prev: &State, y: f64, rng: &mut ChainRng) ->
 /// again).
 ///
 /// The same proposal as [`laplace_mixture`] up to rounding: x̂ and v may differ from it in
-/// the last bits (any x̂ and v > 0 give a valid importance sampler, and the weight uses the
-/// x̂ and v that drew), and log f, log g and log q are within a few ulp of its values.
+/// the last bits (the start's ln(1 + z) is softplus(ln z) for every z instead of ln z above
+/// ln z = 30, a gap below 10⁻¹³; any x̂ and v > 0 give a valid importance sampler, and the
+/// weight uses the x̂ and v that drew), and log f, log g and log q are within a few ulp of its
+/// values (`fast_exp` gives 0 below e⁻⁷⁰⁸·³ where `libm` gives a subnormal: only for a draw
+/// above 708 with y²/τ² above about 10³⁰⁰).
 pub fn laplace_mixture_batch(eta: &[f64], y: f64, rng: &mut ChainRng, batch: &mut OptimalBatch) {
     let n = batch.prev.len();
     let scratch = &mut batch.scratch;
