@@ -145,6 +145,27 @@ pub fn fast_exp(x: f64) -> f64 {
     }
 }
 
+// ln 2 split in two (high part exact in 32 bits) and the degree-7 Remez coefficients of
+// FreeBSD's e_log.c / s_log1p.c, shared by `fast_ln_1p_unit` and `fast_ln`.
+#[allow(clippy::excessive_precision)]
+const LN2HI: f64 = 6.931_471_803_691_238_164_90e-1;
+#[allow(clippy::excessive_precision)]
+const LN2LO: f64 = 1.908_214_929_270_587_700_02e-10;
+#[allow(clippy::excessive_precision)]
+const LG1: f64 = 6.666_666_666_666_735_130e-1;
+#[allow(clippy::excessive_precision)]
+const LG2: f64 = 3.999_999_999_940_941_908e-1;
+#[allow(clippy::excessive_precision)]
+const LG3: f64 = 2.857_142_874_366_239_149e-1;
+#[allow(clippy::excessive_precision)]
+const LG4: f64 = 2.222_219_843_214_978_396e-1;
+#[allow(clippy::excessive_precision)]
+const LG5: f64 = 1.818_357_216_161_805_012e-1;
+#[allow(clippy::excessive_precision)]
+const LG6: f64 = 1.531_383_769_920_937_332e-1;
+#[allow(clippy::excessive_precision)]
+const LG7: f64 = 1.479_819_860_511_658_591e-1;
+
 /// log(1 + x) for x in [0, 1] without branches (musl's log1p kernel, as in `libm::log1p`,
 /// with the two argument reductions as selects), so that loops over data vectorise. Used by
 /// the logistic likelihood, where x = e^(−|η|). Outside [0, 1] use [`ln_1p`].
@@ -158,15 +179,6 @@ pub fn fast_exp(x: f64) -> f64 {
 #[inline(always)]
 #[allow(clippy::excessive_precision)] // the constants of FreeBSD's s_log1p.c, as published
 pub fn fast_ln_1p_unit(x: f64) -> f64 {
-    const LN2HI: f64 = 6.931_471_803_691_238_164_90e-1;
-    const LN2LO: f64 = 1.908_214_929_270_587_700_02e-10;
-    const LG1: f64 = 6.666_666_666_666_735_130e-1;
-    const LG2: f64 = 3.999_999_999_940_941_908e-1;
-    const LG3: f64 = 2.857_142_874_366_239_149e-1;
-    const LG4: f64 = 2.222_219_843_214_978_396e-1;
-    const LG5: f64 = 1.818_357_216_161_805_012e-1;
-    const LG6: f64 = 1.531_383_769_920_937_332e-1;
-    const LG7: f64 = 1.479_819_860_511_658_591e-1;
     const SQRT2M1: f64 = 4.142_135_623_730_950_488e-1;
     let big = x >= SQRT2M1;
     let u = 1.0 + x;
@@ -195,15 +207,6 @@ pub fn fast_ln_1p_unit(x: f64) -> f64 {
 #[inline(always)]
 #[allow(clippy::excessive_precision)] // the constants of FreeBSD's e_log.c, as published
 pub fn fast_ln(x: f64) -> f64 {
-    const LN2HI: f64 = 6.931_471_803_691_238_164_90e-1;
-    const LN2LO: f64 = 1.908_214_929_270_587_700_02e-10;
-    const LG1: f64 = 6.666_666_666_666_735_130e-1;
-    const LG2: f64 = 3.999_999_999_940_941_908e-1;
-    const LG3: f64 = 2.857_142_874_366_239_149e-1;
-    const LG4: f64 = 2.222_219_843_214_978_396e-1;
-    const LG5: f64 = 1.818_357_216_161_805_012e-1;
-    const LG6: f64 = 1.531_383_769_920_937_332e-1;
-    const LG7: f64 = 1.479_819_860_511_658_591e-1;
     const TWO54: f64 = 18_014_398_509_481_984.0;
     // 2⁵² + 1023: the biased exponent read as a double through the 2⁵² shift
     const SHIFT: f64 = 4_503_599_627_371_519.0;
