@@ -24,6 +24,7 @@ mod hmcecs_naive;
 mod hmcecs_perturbed;
 mod hmcecs_scaling;
 mod hmcecs_signed;
+mod hmcecs_trajectory;
 mod kernels_gaussian;
 mod kernels_leapfrog;
 mod kernels_linear;

@@ -69,6 +69,17 @@ pub fn auto_steps(traj_len: f64, eps: f64) -> usize {
     (crate::math::round(traj_len / eps) as usize).clamp(1, MAX_AUTO_STEPS)
 }
 
+/// The sampling phase's (L, ε) for a trajectory length T from warm-up's step size ε̄:
+/// L = ⌈T/ε̄⌉ clamped to [1, [`MAX_AUTO_STEPS`]] and ε = min(ε̄, T/L), so that εL = T exactly
+/// (where L is not clamped) with a step no longer than the adapted one. [`auto_steps`]'s
+/// rounding, which warm-up keeps while ε moves, leaves εL anywhere in [T/1.5, 1.5·T] for L ≥ 2
+/// (0.82·T at ε̄ = 0.648, T = π/2, where L = 2: draws a quarter period apart in a Gaussian's
+/// flow are independent, so a short trajectory costs ESS per draw, not only per gradient).
+pub fn exact_steps(traj_len: f64, eps: f64) -> (usize, f64) {
+    let steps = (crate::math::ceil(traj_len / eps) as usize).clamp(1, MAX_AUTO_STEPS);
+    (steps, eps.min(traj_len / steps as f64))
+}
+
 /// One iteration's step size ε̃ = ε·(1 + j·(2u − 1)), u ~ U(0, 1); ε itself (and no draw) when
 /// j = 0.
 pub(crate) fn jittered<R: Rng + ?Sized>(rng: &mut R, step_size: f64, jitter: f64) -> f64 {

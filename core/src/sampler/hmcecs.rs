@@ -20,13 +20,15 @@
 //!    pass (m is re-chosen either way).
 //! 5. ε by dual averaging (δ = `target_accept`) with L = max(1, round(`traj_len`/ε)) (`traj_len`
 //!    π/2 by default where the paper has 1.2: DESIGN.md, departures) unless
-//!    `eps`/`L` are set; ε̄ is frozen at the end of warm-up.
+//!    `eps`/`L` are set; ε̄ is frozen at the end of warm-up. With L automatic, sampling then
+//!    uses L = ⌈`traj_len`/ε̄⌉ and ε = `traj_len`/L (`traj_exact`, default; DESIGN.md,
+//!    departures): εL is `traj_len` itself rather than anywhere in [T/1.5, 1.5·T].
 //! 6. Signed variant: at the end of warm-up, with θ̄ the mean of the last window, a = d(θ̄) − λ
 //!    (one full pass) and λ ≈ σ²(θ) at warm-up draws for the mini-batch size m (default 30);
 //!    then the kernel switches to the block-Poisson estimator.
 //!
 //! Every setting can be overridden: `order`, `m`, `G`, `eps` (alias `step_size`), `L`,
-//! `lambda`, `a`, `kappa`, `sigma2_target`, `target_accept`, `traj_len`, `recentre`,
+//! `lambda`, `a`, `kappa`, `sigma2_target`, `target_accept`, `traj_len`, `traj_exact`, `recentre`,
 //! `recentre_above` (perturbed only),
 //! `centre_subset`, `windows`, `trajectory` (`static` | `nuts`), `max_depth`, `m_warmup`
 //! (signed only), and the initial centre's mode search (`mode_method`, `mode_max_iter`,
@@ -99,7 +101,8 @@ const P_EPS: ParamSpec = ParamSpec {
 
 const P_L: ParamSpec = ParamSpec {
     key: "L",
-    description: "leapfrog steps (automatic: round(traj_len / eps))",
+    description:
+        "leapfrog steps (automatic: round(traj_len / eps) during warm-up, then as traj_exact says)",
     kind: ParamKind::Int {
         default: 0,
         min: 1,
@@ -135,6 +138,12 @@ const P_TRAJ: ParamSpec = ParamSpec {
         min: 1e-6,
         max: 1e6,
     },
+};
+
+const P_TRAJ_EXACT: ParamSpec = ParamSpec {
+    key: "traj_exact",
+    description: "when L is automatic (static trajectory), sample with L = ceil(traj_len / eps) and eps = traj_len / L, so that eps·L is traj_len exactly with a step no longer than warm-up's (false: warm-up's eps and L = round(traj_len / eps), as the paper)",
+    kind: ParamKind::Bool(true),
 };
 
 const P_RECENTRE: ParamSpec = ParamSpec {
@@ -265,6 +274,7 @@ pub const HMC_ECS_INFO: SamplerInfo = SamplerInfo {
         P_SIGMA2,
         P_ACCEPT,
         P_TRAJ,
+        P_TRAJ_EXACT,
         P_RECENTRE,
         P_RECENTRE_ABOVE,
         P_SUBSET,
@@ -298,6 +308,7 @@ pub const HMC_ECS_SIGNED_INFO: SamplerInfo = SamplerInfo {
         P_SIGMA2,
         P_ACCEPT,
         P_TRAJ,
+        P_TRAJ_EXACT,
         P_RECENTRE,
         P_SUBSET,
         P_WINDOWS,
@@ -330,6 +341,8 @@ pub struct EcsConfig {
     pub target_accept: f64,
     /// ε·L when L is automatic.
     pub traj_len: f64,
+    /// Automatic L: sample with εL = `traj_len` exactly ([`crate::kernel::hmc::exact_steps`]).
+    pub traj_exact: bool,
     /// Recentre θ* during warm-up.
     pub recentre: bool,
     /// Perturbed: re-centre only when the window's recent σ̂² (at the next m) exceeds this.
@@ -374,6 +387,7 @@ impl EcsConfig {
         let n_leapfrog = P_L.int_or_auto(s)?;
         let target_accept = P_ACCEPT.real(s)?;
         let traj_len = P_TRAJ.real(s)?;
+        let traj_exact = P_TRAJ_EXACT.flag(s)?;
         let recentre = P_RECENTRE.flag(s)?;
         let recentre_above = if signed {
             0.0
@@ -430,6 +444,7 @@ impl EcsConfig {
             n_leapfrog,
             target_accept,
             traj_len,
+            traj_exact,
             recentre,
             recentre_above,
             centre_subset,
@@ -850,8 +865,14 @@ impl EcsWarmup {
         if let Some(da) = &self.da {
             let eps = da.final_step_size().clamp(1e-10, 1e3);
             kernel.step_size = eps;
-            if self.cfg.n_leapfrog.is_none() {
-                kernel.n_leapfrog = crate::kernel::hmc::auto_steps(self.cfg.traj_len, eps);
+            match self.cfg.n_leapfrog {
+                // NUTS chooses its own length: it keeps ε̄.
+                None if self.cfg.traj_exact && self.cfg.nuts_depth.is_none() => {
+                    (kernel.n_leapfrog, kernel.step_size) =
+                        crate::kernel::hmc::exact_steps(self.cfg.traj_len, eps);
+                }
+                None => kernel.n_leapfrog = crate::kernel::hmc::auto_steps(self.cfg.traj_len, eps),
+                Some(_) => {}
             }
         }
         self.da = None;
