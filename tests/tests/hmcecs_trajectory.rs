@@ -1,5 +1,5 @@
-//! HMC-ECS's sampling trajectory with L automatic (DESIGN.md, departures: "000 §3 default
-//! trajectory"): warm-up adapts ε̄ by dual averaging with L = round(T/ε), then sampling uses
+//! HMC-ECS's sampling trajectory with L automatic (DESIGN.md, departures: "000 §3 sampling
+//! step (`traj_exact`)"): warm-up adapts ε̄ by dual averaging with L = round(T/ε), then sampling uses
 //! L = ⌈T/ε̄⌉ and ε = T/L (`traj_exact`, the default), so that εL is T itself; with
 //! `traj_exact=false` it keeps ε̄ and L = round(T/ε̄) (the paper's).
 //!
@@ -8,9 +8,11 @@
 //! - NUTS inside (`trajectory=nuts`) chooses its own length and keeps ε̄ either way.
 //! - On a whitened logistic posterior (near N(0, I) in the metric) T = π/2 is a quarter period:
 //!   an accepted θ-step is close to an independent draw, so each coordinate's lag-1
-//!   autocorrelation is about the rejection rate, 1 − accept. Measured (seeds 4–6): at most
-//!   0.055 against a bound of 0.13; the same run with `traj_exact=false` (ε̄ = 0.716, L = 2,
-//!   εL = 1.43) gives 0.17–0.20 against its bound of 0.19, and fails.
+//!   autocorrelation is about the rejection rate, 1 − accept, and below the rounding's. Measured
+//!   (seeds 4–6): at most 0.054, 0.041, 0.031 against a bound of 0.13; with `traj_exact=false`
+//!   (ε̄ 0.716–0.765, L = 2, εL 1.43–1.53) the largest is 0.194, 0.112, 0.104, and the mean over
+//!   coordinates is 0.05–0.15 higher than with the rule.
+//! - `traj_exact` changes nothing where it does not apply: a fixed `L` or `eps`, no warm-up.
 //!
 //! Run: `cargo test -p tallmc-tests --release --test all hmcecs_trajectory:: -- --nocapture`
 
@@ -74,6 +76,12 @@ fn sampling_runs_the_whole_trajectory() {
         // Shared warm-up: the same centre (it is only moved in warm-up).
         assert_eq!(exact.centre, paper.centre);
     }
+    // The signed variant follows the rule too.
+    let signed = run_ecs(model.clone(), true, &[], 500, 100, 1);
+    let signed_paper = run_ecs(model, true, &["traj_exact=false"], 500, 100, 1);
+    let l = (FRAC_PI_2 / signed_paper.eps).ceil() as u32;
+    assert_eq!(signed.n_leapfrog, l.max(1));
+    assert!((signed.eps * signed.n_leapfrog as f64 - FRAC_PI_2).abs() < 1e-12);
 }
 
 #[test]
@@ -96,16 +104,32 @@ fn nuts_inside_keeps_the_adapted_step() {
 fn a_quarter_period_gives_nearly_independent_draws() {
     let draws = 4_000;
     let model = logistic(20_000, 6, 8);
-    let run = run_ecs(model, false, &[], 1_000, draws, 4);
-    let rho: Vec<f64> = (0..run.draws[0].len())
-        .map(|k| lag1(&run.draws, k))
-        .collect();
+    let exact = run_ecs(model.clone(), false, &[], 1_000, draws, 4);
+    let paper = run_ecs(model, false, &["traj_exact=false"], 1_000, draws, 4);
+    let lags = |r: &crate::hmcecs_common::EcsRun| -> Vec<f64> {
+        (0..r.draws[0].len()).map(|k| lag1(&r.draws, k)).collect()
+    };
+    let (rho, rho_paper) = (lags(&exact), lags(&paper));
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
     // 1 − accept: a rejected θ-step repeats the draw; an accepted one is close to independent.
     // 4/√N: four standard errors of a lag-1 autocorrelation of independent draws.
-    let bound = (1.0 - run.accept) + 4.0 / (draws as f64).sqrt();
+    let bound = (1.0 - exact.accept) + 4.0 / (draws as f64).sqrt();
     println!(
-        "ε = {:.4}, L = {}, accept {:.3}; lag-1 autocorrelations {rho:.3?} (bound {bound:.3})",
-        run.eps, run.n_leapfrog, run.accept
+        "traj_exact: ε = {:.4}, L = {}, accept {:.3}; lag-1 autocorrelations {rho:.3?} (bound \
+         {bound:.3}, mean {:.3})",
+        exact.eps,
+        exact.n_leapfrog,
+        exact.accept,
+        mean(&rho)
+    );
+    println!(
+        "traj_exact=false: ε = {:.4}, L = {}, εL = {:.3}, accept {:.3}; lag-1 autocorrelations \
+         {rho_paper:.3?} (mean {:.3})",
+        paper.eps,
+        paper.n_leapfrog,
+        paper.eps * paper.n_leapfrog as f64,
+        paper.accept,
+        mean(&rho_paper)
     );
     for (k, r) in rho.iter().enumerate() {
         assert!(
@@ -113,6 +137,33 @@ fn a_quarter_period_gives_nearly_independent_draws() {
             "coordinate {k}: lag-1 autocorrelation {r:.3} > {bound:.3}"
         );
     }
+    // The rule's gain over the rounding: the mean over coordinates of each run has a standard
+    // error of about 1/√(6N) ≈ 0.007, so a gap of 0.03 is about three standard errors of the
+    // difference.
+    assert!(
+        mean(&rho) < mean(&rho_paper) - 0.03,
+        "mean lag-1 autocorrelation {:.3} with traj_exact, {:.3} without",
+        mean(&rho),
+        mean(&rho_paper)
+    );
+}
+
+#[test]
+fn fixed_steps_and_no_warmup_are_left_alone() {
+    let model = logistic(20_000, 6, 7);
+    for kv in [&["L=5"][..], &["eps=0.3"], &["eps=0.3", "L=4"]] {
+        let with: Vec<&str> = kv.to_vec();
+        let without: Vec<&str> = kv.iter().copied().chain(["traj_exact=false"]).collect();
+        let a = run_ecs(model.clone(), false, &with, 300, 100, 1);
+        let b = run_ecs(model.clone(), false, &without, 300, 100, 1);
+        assert_eq!((a.eps, a.n_leapfrog), (b.eps, b.n_leapfrog), "{kv:?}");
+        assert_eq!(a.draws, b.draws, "{kv:?}");
+    }
+    // No warm-up: ε₀ and L = round(T/ε₀), with or without the setting.
+    let a = run_ecs(model.clone(), false, &[], 0, 100, 1);
+    let b = run_ecs(model, false, &["traj_exact=false"], 0, 100, 1);
+    assert_eq!(a.draws, b.draws);
+    assert_eq!(a.n_leapfrog, ((FRAC_PI_2 / a.eps).round() as u32).max(1));
 }
 
 #[test]

@@ -20,9 +20,11 @@
 //!    pass (m is re-chosen either way).
 //! 5. ε by dual averaging (δ = `target_accept`) with L = max(1, round(`traj_len`/ε)) (`traj_len`
 //!    π/2 by default where the paper has 1.2: DESIGN.md, departures) unless
-//!    `eps`/`L` are set; ε̄ is frozen at the end of warm-up. With L automatic, sampling then
-//!    uses L = ⌈`traj_len`/ε̄⌉ and ε = `traj_len`/L (`traj_exact`, default; DESIGN.md,
-//!    departures): εL is `traj_len` itself rather than anywhere in [T/1.5, 1.5·T].
+//!    `eps`/`L` are set; ε̄ is frozen at the end of warm-up. With L automatic, ε adapted (`eps`
+//!    automatic, warm-up > 0) and a static trajectory, sampling then uses L = ⌈`traj_len`/ε̄⌉
+//!    and ε = `traj_len`/L (`traj_exact`, default; DESIGN.md, departures): εL is `traj_len`
+//!    itself rather than anywhere in (0.8·T, 4T/3] (L ≥ 2). A fixed `eps`, or no warm-up, keeps
+//!    L = round(`traj_len`/ε).
 //! 6. Signed variant: at the end of warm-up, with θ̄ the mean of the last window, a = d(θ̄) − λ
 //!    (one full pass) and λ ≈ σ²(θ) at warm-up draws for the mini-batch size m (default 30);
 //!    then the kernel switches to the block-Poisson estimator.
@@ -102,7 +104,7 @@ const P_EPS: ParamSpec = ParamSpec {
 const P_L: ParamSpec = ParamSpec {
     key: "L",
     description:
-        "leapfrog steps (automatic: round(traj_len / eps) during warm-up, then as traj_exact says)",
+        "leapfrog steps (automatic: round(traj_len / eps), and ceil(traj_len / eps) for sampling where traj_exact applies)",
     kind: ParamKind::Int {
         default: 0,
         min: 1,
@@ -142,7 +144,7 @@ const P_TRAJ: ParamSpec = ParamSpec {
 
 const P_TRAJ_EXACT: ParamSpec = ParamSpec {
     key: "traj_exact",
-    description: "when L is automatic (static trajectory), sample with L = ceil(traj_len / eps) and eps = traj_len / L, so that eps·L is traj_len exactly with a step no longer than warm-up's (false: warm-up's eps and L = round(traj_len / eps), as the paper)",
+    description: "when L is automatic, eps adapted (eps auto, warm-up > 0) and the trajectory static, sample with L = ceil(traj_len / eps) and eps = traj_len / L, so that eps·L is traj_len exactly with a step no longer than warm-up's (false: warm-up's eps and L = round(traj_len / eps), as the paper)",
     kind: ParamKind::Bool(true),
 };
 
@@ -335,7 +337,7 @@ pub struct EcsConfig {
     pub sigma2_target: f64,
     /// Fixed ε (None: dual averaging).
     pub eps: Option<f64>,
-    /// Fixed L (None: round(traj_len/ε)).
+    /// Fixed L (None: round(traj_len/ε), or ⌈traj_len/ε̄⌉ for sampling with `traj_exact`).
     pub n_leapfrog: Option<usize>,
     /// Dual-averaging target.
     pub target_accept: f64,
@@ -503,7 +505,8 @@ const N_REP: usize = 5;
 
 /// HMC-ECS's warm-up: dual averaging of ε (and L = traj_len/ε when automatic), a window of
 /// recent draws; at each window's end the centre θ* moves to their mean (new control
-/// variates and metric) and m is re-chosen; at the end of warm-up the step size is frozen and,
+/// variates and metric) and m is re-chosen; at the end of warm-up the step size is frozen (and
+/// shortened to traj_len/L with `traj_exact`) and,
 /// for `hmc-ecs-signed`, the kernel switches to the block-Poisson estimator.
 pub struct EcsWarmup {
     cfg: EcsConfig,
