@@ -8,7 +8,9 @@
 //! [`parse_csv_located`], which then gives the table or the located error: the result is the
 //! same in every case (`csvfile::tests`).
 
-use crate::csvdata::{parse_csv_located, parse_plain_body_into, plain_names, CsvError, RowLines};
+use crate::csvdata::{
+    parse_csv_located, parse_plain_body_into, plain_columns, plain_names, CsvError, RowLines,
+};
 use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 use tallmc_core::data::Table;
@@ -91,8 +93,8 @@ fn plain_in_blocks(
         return Ok(None);
     };
     let ncol = names.len();
-    // Room for the rows the first block's lines predict (capacity never written costs no
-    // memory).
+    // Zeroed columns for the rows the first block's lines predict (pages never written cost no
+    // memory; the parser writes each row in place).
     let body = buf.len().saturating_sub(body_at).max(1);
     let first_rows = buf[body_at..]
         .iter()
@@ -100,8 +102,8 @@ fn plain_in_blocks(
         .count()
         .max(1);
     let rows = (first_rows as f64 * (len as f64 / body as f64) * 1.02) as usize + 1;
-    let mut columns: Vec<Vec<f64>> = (0..ncol).map(|_| Vec::with_capacity(rows)).collect();
-    let mut spare = Vec::new();
+    let mut columns = plain_columns(ncol, rows);
+    let mut filled = 0;
     let mut start = body_at;
     loop {
         // This block's whole lines (all that is left at the end of the file).
@@ -113,7 +115,7 @@ fn plain_in_blocks(
         } else {
             buf.len()
         };
-        if end > start && !parse_plain_body_into(&buf[start..end], &mut columns, &mut spare) {
+        if end > start && !parse_plain_body_into(&buf[start..end], &mut columns, &mut filled) {
             return Ok(None);
         }
         if !more {
@@ -127,9 +129,10 @@ fn plain_in_blocks(
         more = fill(file, buf, want)?;
     }
     // No data rows: the whole-file parse names the error.
-    if columns.first().is_none_or(|c| c.is_empty()) {
+    if filled == 0 {
         return Ok(None);
     }
+    columns.iter_mut().for_each(|c| c.truncate(filled));
     Ok(Table::new(names, columns).ok())
 }
 
