@@ -73,9 +73,9 @@ pub fn auto_steps(traj_len: f64, eps: f64) -> usize {
 /// L = ⌈T/ε̄⌉ clamped to [1, [`MAX_AUTO_STEPS`]] and ε = min(ε̄, T/L), so that εL = T exactly
 /// (where L is not clamped) with a step no longer than the adapted one. [`auto_steps`]'s
 /// rounding, which warm-up keeps while ε moves, leaves εL anywhere in (0.8·T, 4T/3] for L ≥ 2
-/// ((2T/3, 2T] at L = 1)
-/// (0.82·T at ε̄ = 0.648, T = π/2, where L = 2: draws a quarter period apart in a Gaussian's
-/// flow are independent, so a short trajectory costs ESS per draw, not only per gradient).
+/// and in (2T/3, 2T] at L = 1: 0.82·T at ε̄ = 0.648, T = π/2, where L = 2. Draws a quarter
+/// period apart in a Gaussian's flow are independent, so a short trajectory costs ESS per draw,
+/// not only per gradient.
 pub fn exact_steps(traj_len: f64, eps: f64) -> (usize, f64) {
     let steps = (crate::math::ceil(traj_len / eps) as usize).clamp(1, MAX_AUTO_STEPS);
     (steps, eps.min(traj_len / steps as f64))
