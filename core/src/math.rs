@@ -146,25 +146,21 @@ pub fn fast_exp(x: f64) -> f64 {
 }
 
 // ln 2 split in two (high part exact in 32 bits) and the degree-7 Remez coefficients of
-// FreeBSD's e_log.c / s_log1p.c, shared by `fast_ln_1p_unit` and `fast_ln`.
+// FreeBSD's e_log.c / s_log1p.c, shared by `fast_ln_1p_unit` and `fast_ln` (digits as printed
+// there, hence the lint's allowance).
 #[allow(clippy::excessive_precision)]
-const LN2HI: f64 = 6.931_471_803_691_238_164_90e-1;
-#[allow(clippy::excessive_precision)]
-const LN2LO: f64 = 1.908_214_929_270_587_700_02e-10;
-#[allow(clippy::excessive_precision)]
-const LG1: f64 = 6.666_666_666_666_735_130e-1;
-#[allow(clippy::excessive_precision)]
-const LG2: f64 = 3.999_999_999_940_941_908e-1;
-#[allow(clippy::excessive_precision)]
-const LG3: f64 = 2.857_142_874_366_239_149e-1;
-#[allow(clippy::excessive_precision)]
-const LG4: f64 = 2.222_219_843_214_978_396e-1;
-#[allow(clippy::excessive_precision)]
-const LG5: f64 = 1.818_357_216_161_805_012e-1;
-#[allow(clippy::excessive_precision)]
-const LG6: f64 = 1.531_383_769_920_937_332e-1;
-#[allow(clippy::excessive_precision)]
-const LG7: f64 = 1.479_819_860_511_658_591e-1;
+mod ln_consts {
+    pub(super) const LN2HI: f64 = 6.931_471_803_691_238_164_90e-1;
+    pub(super) const LN2LO: f64 = 1.908_214_929_270_587_700_02e-10;
+    pub(super) const LG1: f64 = 6.666_666_666_666_735_130e-1;
+    pub(super) const LG2: f64 = 3.999_999_999_940_941_908e-1;
+    pub(super) const LG3: f64 = 2.857_142_874_366_239_149e-1;
+    pub(super) const LG4: f64 = 2.222_219_843_214_978_396e-1;
+    pub(super) const LG5: f64 = 1.818_357_216_161_805_012e-1;
+    pub(super) const LG6: f64 = 1.531_383_769_920_937_332e-1;
+    pub(super) const LG7: f64 = 1.479_819_860_511_658_591e-1;
+}
+use ln_consts::*;
 
 /// log(1 + x) for x in [0, 1] without branches (musl's log1p kernel, as in `libm::log1p`,
 /// with the two argument reductions as selects), so that loops over data vectorise. Used by
