@@ -407,6 +407,8 @@ fn plain_header(head: &[u8]) -> bool {
     breaks == 1 && !head.contains(&b'"')
 }
 
+mod cell;
+
 /// The plain-file path of [`parse_csv_located`]: rows of unquoted numbers, one per line.
 mod fast {
     /// Rows below which one thread parses the whole body.
@@ -527,15 +529,56 @@ mod fast {
         ok
     }
 
+    /// Whether this processor has what [`super::cell::cell_avx2`] is compiled for.
+    #[cfg(target_arch = "x86_64")]
+    pub(super) fn has_avx2() -> bool {
+        std::arch::is_x86_feature_detected!("avx2")
+            && std::arch::is_x86_feature_detected!("bmi1")
+            && std::arch::is_x86_feature_detected!("lzcnt")
+            && std::arch::is_x86_feature_detected!("sse4.1")
+            && std::arch::is_x86_feature_detected!("ssse3")
+    }
+
     /// Writes the rows of one part of the body (whole lines; the last may lack its line
     /// break) into `columns` (one slice per column, each as long as the part's rows), cell by
     /// cell: false when a line is not plain or the rows do not fill the slices exactly. Each
-    /// cell is parsed by `fast_float2` in place (it stops at the first byte that cannot
-    /// continue the number), then must be followed by spaces or tabs and a comma or line break;
-    /// the numbers it reads and their values are those of Rust's `str::parse::<f64>` (the
-    /// general reader's; `tests::fast_float_parses_like_std`), and `inf` and `NaN` are refused
-    /// as not finite there too.
+    /// cell is read by the AVX2 reader where the processor has it and the cell has the common
+    /// shape (`super::cell`), otherwise by `fast_float2` in place (it stops at the first byte
+    /// that cannot continue the number); either way it must then be followed by spaces or tabs
+    /// and a comma or line break. The numbers both read and their values are those of Rust's
+    /// `str::parse::<f64>` (the general reader's; `tests::fast_float_parses_like_std`,
+    /// `cell::tests::avx2_cells_parse_like_std`), and `inf` and `NaN` are refused as not
+    /// finite there too.
     fn parse_part(part: &[u8], columns: &mut [&mut [f64]]) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        if has_avx2() {
+            // SAFETY: the processor has the features `parse_part_avx2` is compiled with.
+            return unsafe { parse_part_avx2(part, columns) };
+        }
+        parse_part_with(part, columns, |_, _| None)
+    }
+
+    /// [`parse_part`] with the AVX2 cell reader.
+    ///
+    /// # Safety
+    /// The processor must have the features enabled here ([`has_avx2`]).
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,bmi1,lzcnt,sse4.1,ssse3")]
+    unsafe fn parse_part_avx2(part: &[u8], columns: &mut [&mut [f64]]) -> bool {
+        // SAFETY: this function's features are the cell reader's.
+        parse_part_with(part, columns, |b, p| unsafe {
+            super::cell::cell_avx2(b, p)
+        })
+    }
+
+    /// [`parse_part`]'s loop; `cell` reads a number of the common shape at an index (its
+    /// value and end), or declines (`None`) and `fast_float2` reads it.
+    #[inline(always)]
+    fn parse_part_with(
+        part: &[u8],
+        columns: &mut [&mut [f64]],
+        cell: impl Fn(&[u8], usize) -> Option<(f64, usize)>,
+    ) -> bool {
         let ncol = columns.len();
         let rows = columns.first().map_or(0, |c| c.len());
         let n = part.len();
@@ -548,9 +591,15 @@ mod fast {
         let mut j = 0;
         let mut r = 0;
         while pos < n {
-            blank(&mut pos);
-            let Ok((v, used)) = fast_float2::parse_partial::<f64, _>(&part[pos..]) else {
-                return false;
+            let (v, end) = match cell(part, pos) {
+                Some(read) => read,
+                None => {
+                    blank(&mut pos);
+                    let Ok((v, used)) = fast_float2::parse_partial::<f64, _>(&part[pos..]) else {
+                        return false;
+                    };
+                    (v, pos + used)
+                }
             };
             let Some(cell) = columns
                 .get_mut(j)
@@ -561,7 +610,7 @@ mod fast {
             };
             *cell = v;
             j += 1;
-            pos += used;
+            pos = end;
             blank(&mut pos);
             match part.get(pos) {
                 Some(b',') => pos += 1,
