@@ -407,6 +407,7 @@ fn plain_header(head: &[u8]) -> bool {
     breaks == 1 && !head.contains(&b'"')
 }
 
+#[cfg(target_arch = "x86_64")]
 mod cell;
 
 /// The plain-file path of [`parse_csv_located`]: rows of unquoted numbers, one per line.
