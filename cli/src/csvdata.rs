@@ -196,7 +196,8 @@ fn parse_with(
     if plain_path && header_line == 1 && plain_header(&bytes[..body_at]) {
         let body = &bytes[body_at..];
         if let Some(columns) = fast::parse_body(body, ncol) {
-            if let Ok(table) = Table::new(names.clone(), columns) {
+            // Every value is finite: the parse refused any other.
+            if let Ok(table) = Table::new_finite(names.clone(), columns) {
                 return Ok((table, RowLines::default()));
             }
         }

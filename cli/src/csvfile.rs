@@ -96,9 +96,7 @@ fn plain_mapped(
         // SAFETY: a shared read-only file mapping: dropped pages are read again from the file
         // if touched (they are not: `upto` is behind every later block).
         #[cfg(unix)]
-        let _ = unsafe {
-            map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, 0, upto)
-        };
+        let _ = unsafe { map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, 0, upto) };
         #[cfg(not(unix))]
         let _ = upto;
     };
@@ -145,7 +143,8 @@ fn plain_mapped(
         return Some(None);
     }
     columns.iter_mut().for_each(|c| c.truncate(filled));
-    Some(Table::new(names, columns).ok())
+    // Every value is finite: the parse refused any other.
+    Some(Table::new_finite(names, columns).ok())
 }
 
 /// Reads into `buf` until it holds `want` bytes or the file ends (into its spare capacity,
@@ -222,7 +221,8 @@ fn plain_in_blocks(
         return Ok(None);
     }
     columns.iter_mut().for_each(|c| c.truncate(filled));
-    Ok(Table::new(names, columns).ok())
+    // Every value is finite: the parse refused any other.
+    Ok(Table::new_finite(names, columns).ok())
 }
 
 #[cfg(test)]

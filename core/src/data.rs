@@ -17,6 +17,19 @@ pub struct Table {
 impl Table {
     /// A table from named columns; all columns must have the same length and finite values.
     pub fn new(names: Vec<String>, columns: Vec<Vec<f64>>) -> Result<Self, Error> {
+        Self::checked(names, columns, true)
+    }
+
+    /// [`Table::new`] for columns whose values the caller has already found finite (a parser
+    /// that refuses every non-finite cell, as the CLI's plain CSV path): the same checks of
+    /// names and lengths, without a pass over the values. Models check finiteness again where
+    /// they read the data (regression designs while writing their rows).
+    pub fn new_finite(names: Vec<String>, columns: Vec<Vec<f64>>) -> Result<Self, Error> {
+        Self::checked(names, columns, false)
+    }
+
+    /// [`Table::new`], the values' finiteness checked when `values`.
+    fn checked(names: Vec<String>, columns: Vec<Vec<f64>>, values: bool) -> Result<Self, Error> {
         Error::check_dim("column names", columns.len(), names.len())?;
         let n = columns.first().map_or(0, |c| c.len());
         for (name, c) in names.iter().zip(&columns) {
@@ -26,6 +39,9 @@ impl Table {
                     column: Some(name.clone()),
                     msg: alloc::format!("column has {} rows, expected {n}", c.len()),
                 });
+            }
+            if !values {
+                continue;
             }
             if let Some(i) = c.iter().position(|v| !v.is_finite()) {
                 return Err(Error::InvalidData {
@@ -142,6 +158,17 @@ impl Design {
         spec: &DesignSpec,
         parallel: Option<&dyn crate::parallel::ParallelFor>,
     ) -> Result<Self, Error> {
+        Self::from_table_finite_on(t, spec, parallel).map(|(design, _)| design)
+    }
+
+    /// [`Design::from_table_on`], and whether every value it read (the response and the
+    /// features, before standardising) is finite: checked while the rows are written, so that
+    /// regression models need no separate pass over the table for it.
+    pub(crate) fn from_table_finite_on(
+        t: &Table,
+        spec: &DesignSpec,
+        parallel: Option<&dyn crate::parallel::ParallelFor>,
+    ) -> Result<(Self, bool), Error> {
         let y = t.column(&spec.response)?.to_vec();
         let n = y.len();
         if n == 0 {
@@ -191,19 +218,27 @@ impl Design {
         // Pieces of PASS_CHUNK rows: on a tall table most of the time goes to the kernel
         // mapping the design's fresh pages, which the threads then share.
         let rows_per = crate::parallel::PASS_CHUNK;
+        let finite = core::sync::atomic::AtomicBool::new(true);
         crate::parallel::for_each_piece(parallel, &mut x, rows_per * d.max(1), &|k, piece| {
             let i0 = k * rows_per;
+            let mut ok = true;
             for (r, row) in piece.chunks_exact_mut(d.max(1)).enumerate() {
                 let i = i0 + r;
                 if spec.intercept {
                     row[0] = 1.0;
                 }
                 for (j, c) in cols.iter().enumerate() {
-                    row[off + j] = (c[i] - shift[j]) * scale[j];
+                    let v = c[i];
+                    ok &= v.is_finite();
+                    row[off + j] = (v - shift[j]) * scale[j];
                 }
             }
+            if !ok {
+                finite.store(false, core::sync::atomic::Ordering::Relaxed);
+            }
         });
-        Ok(Design { n, d, x, y, names })
+        let finite = finite.into_inner() && y.iter().all(|v| v.is_finite());
+        Ok((Design { n, d, x, y, names }, finite))
     }
 
     /// Row i of `x`.
@@ -216,6 +251,30 @@ impl Design {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn new_finite_checks_names_and_lengths_but_not_values() {
+        let names = || alloc::vec![String::from("a"), String::from("b")];
+        let t = Table::new_finite(
+            names(),
+            alloc::vec![alloc::vec![1.0, f64::NAN], alloc::vec![2.0, 3.0]],
+        )
+        .unwrap();
+        assert!(t.columns[0][1].is_nan());
+        assert!(Table::new(names(), t.columns.clone()).is_err());
+        assert!(Table::new_finite(names(), alloc::vec![alloc::vec![1.0]]).is_err());
+        match Table::new_finite(
+            names(),
+            alloc::vec![alloc::vec![1.0], alloc::vec![2.0, 3.0]],
+        ) {
+            Err(Error::InvalidData {
+                column: Some(c),
+                row: None,
+                ..
+            }) => assert_eq!(c, "b"),
+            other => panic!("{other:?}"),
+        }
+    }
 
     #[test]
     fn columns_named_agrees_with_column_and_names_the_missing_one() {

@@ -169,8 +169,20 @@ pub fn regression_design_on(
     spec: &DesignSpec,
     parallel: Option<&dyn crate::parallel::ParallelFor>,
 ) -> Result<Design, Error> {
-    check_finite(table, &regression_columns(table, spec))?;
-    let design = Design::from_table_on(table, spec, parallel)?;
+    // Finiteness is checked while the design's rows are written; the table's own check runs
+    // only when that finds a non-finite value or the design cannot be built, so that its
+    // error (the first such row of the first such column) comes first, as before.
+    let design = match Design::from_table_finite_on(table, spec, parallel) {
+        Ok((design, true)) => design,
+        Ok((design, false)) => {
+            check_finite(table, &regression_columns(table, spec))?;
+            design
+        }
+        Err(e) => {
+            check_finite(table, &regression_columns(table, spec))?;
+            return Err(e);
+        }
+    };
     if design.d == 0 {
         return Err(Error::data(
             "the model has no parameters: no feature columns and no intercept",
@@ -450,5 +462,105 @@ pub fn build(
             what: "model",
             name: other.into(),
         }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(features: Option<&[&str]>) -> DesignSpec {
+        DesignSpec {
+            response: "y".into(),
+            features: features.map(|f| f.iter().map(|s| String::from(*s)).collect()),
+            intercept: true,
+            standardize: false,
+        }
+    }
+
+    /// A table built without `Table::new` (its fields are public), so values are not checked.
+    fn table(y: Vec<f64>, a: Vec<f64>, b: Vec<f64>) -> Table {
+        Table {
+            names: alloc::vec!["a".into(), "y".into(), "b".into()],
+            columns: alloc::vec![a, y, b],
+        }
+    }
+
+    fn located(r: Result<Design, Error>) -> (Option<usize>, Option<String>, String) {
+        match r {
+            Err(Error::InvalidData { row, column, msg }) => (row, column, msg),
+            other => panic!("expected a data error, got {other:?}"),
+        }
+    }
+
+    /// The design's rows check finiteness as they are written; the error is the table scan's:
+    /// the response first, then the features in order, each at its first non-finite row, and
+    /// before the design's own errors.
+    #[test]
+    fn non_finite_values_are_named_as_by_a_scan_of_the_table() {
+        let ok = || alloc::vec![0.5, 1.5, -2.0, 3.0, 0.25];
+        let d = regression_design(
+            &table(alloc::vec![1.0, 0.0, 1.0, 1.0, 0.0], ok(), ok()),
+            &spec(None),
+        )
+        .unwrap();
+        assert_eq!((d.n, d.d), (5, 3));
+        assert_eq!(d.row(2), &[1.0, -2.0, -2.0]);
+
+        let mut b = ok();
+        b[3] = f64::NAN;
+        let mut a = ok();
+        a[4] = f64::INFINITY;
+        assert_eq!(
+            located(regression_design(
+                &table(alloc::vec![1.0; 5], a.clone(), b.clone()),
+                &spec(None)
+            )),
+            (Some(5), Some("a".into()), "value is not finite".into())
+        );
+        // Features listed b first: b's row comes first.
+        assert_eq!(
+            located(regression_design(
+                &table(alloc::vec![1.0; 5], a.clone(), b.clone()),
+                &spec(Some(&["b", "a"]))
+            )),
+            (Some(4), Some("b".into()), "value is not finite".into())
+        );
+        // The response before any feature.
+        let mut y = alloc::vec![1.0; 5];
+        y[4] = f64::NEG_INFINITY;
+        assert_eq!(
+            located(regression_design(
+                &table(y.clone(), a.clone(), b.clone()),
+                &spec(None)
+            )),
+            (Some(5), Some("y".into()), "value is not finite".into())
+        );
+        // Only the response: the features are fine.
+        assert_eq!(
+            located(regression_design(&table(y, ok(), ok()), &spec(None))),
+            (Some(5), Some("y".into()), "value is not finite".into())
+        );
+        // A non-finite value is named before a feature listed twice.
+        assert_eq!(
+            located(regression_design(
+                &table(alloc::vec![1.0; 5], ok(), b),
+                &spec(Some(&["b", "b"]))
+            )),
+            (Some(4), Some("b".into()), "value is not finite".into())
+        );
+        // Without one, the design's own error.
+        assert_eq!(
+            located(regression_design(
+                &table(alloc::vec![1.0; 5], ok(), ok()),
+                &spec(Some(&["b", "b"]))
+            ))
+            .2,
+            "is listed twice as a feature"
+        );
+        // A column the spec does not read may hold anything.
+        let d =
+            regression_design(&table(alloc::vec![1.0; 5], a, ok()), &spec(Some(&["b"]))).unwrap();
+        assert_eq!(d.d, 2);
     }
 }
