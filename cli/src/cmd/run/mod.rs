@@ -194,10 +194,21 @@ pub fn run(a: &RunArgs) -> Result<(), CliError> {
                 .map_err(CliError::input)?;
             (t, None)
         }
-        // NumPy's binary .npz/.npy (recognised by their first bytes), read whole.
+        // NumPy's binary .npz/.npy (recognised by their first bytes): decoded from the file
+        // mapped into memory (no copy of its bytes into fresh pages), or read whole where it
+        // cannot be mapped. A file truncated by another process meanwhile would stop the
+        // process (SIGBUS; DESIGN.md, "CLI").
         (None, true) => {
-            let bytes = std::fs::read(&a.data).map_err(cannot_read)?;
-            let t = tallmc_cli::npy::read_numpy(&bytes, &data_name).map_err(CliError::input)?;
+            let file = std::fs::File::open(&a.data).map_err(cannot_read)?;
+            // SAFETY: read-only, and only read while `map` lives (see above).
+            let t = match unsafe { memmap2::Mmap::map(&file) } {
+                Ok(map) => tallmc_cli::npy::read_numpy(&map, &data_name),
+                Err(_) => {
+                    let bytes = std::fs::read(&a.data).map_err(cannot_read)?;
+                    tallmc_cli::npy::read_numpy(&bytes, &data_name)
+                }
+            }
+            .map_err(CliError::input)?;
             (t, None)
         }
         // CSV, in blocks when it is plain (tallmc_cli::csvfile).
