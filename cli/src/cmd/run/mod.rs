@@ -197,7 +197,7 @@ pub fn run(a: &RunArgs) -> Result<(), CliError> {
         // NumPy's binary .npz/.npy (recognised by their first bytes): decoded from the file
         // mapped into memory (no copy of its bytes into fresh pages), or read whole where it
         // cannot be mapped. A file truncated by another process meanwhile would stop the
-        // process (SIGBUS; DESIGN.md, "CLI").
+        // process (SIGBUS; DESIGN.md, "Command line contract").
         (None, true) => {
             let file = std::fs::File::open(&a.data).map_err(cannot_read)?;
             // SAFETY: read-only, and only read while `map` lives (see above).
