@@ -92,13 +92,16 @@ fn plain_mapped(
     #[cfg(unix)]
     let _ = map.advise(memmap2::Advice::Sequential);
     let bytes: &[u8] = &map;
-    let release = |upto: usize| {
-        // SAFETY: a shared read-only file mapping: dropped pages are read again from the file
-        // if touched (they are not: `upto` is behind every later block).
+    // The pages in [from, upto) leave the mapping (memmap2 widens the range to whole pages).
+    let release = |from: usize, upto: usize| {
+        // SAFETY: a shared read-only file mapping: a dropped page touched again is read again
+        // from the file (only the last can be: it may hold the next block's first bytes).
         #[cfg(unix)]
-        let _ = unsafe { map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, 0, upto) };
+        let _ = unsafe {
+            map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, from, upto - from)
+        };
         #[cfg(not(unix))]
-        let _ = upto;
+        let _ = (from, upto);
     };
     let Some(nl) = memchr::memchr(b'\n', bytes) else {
         return Some(None);
@@ -133,10 +136,9 @@ fn plain_mapped(
     while start < bytes.len() {
         let end = block_end(start);
         if !parse_plain_body_into(&bytes[start..end], &mut columns, &mut filled) {
-            release(bytes.len());
             return Some(None);
         }
-        release(end);
+        release(start, end);
         start = end;
     }
     if filled == 0 {
