@@ -448,7 +448,7 @@ pub fn run(a: &RunArgs) -> Result<(), CliError> {
     let summaries = write_summary(out, &param_names, signed, &outputs)?;
     let t_ksd = Instant::now();
     let ksd_draws = if a.no_ksd { Some(0) } else { a.ksd_draws };
-    let ksd = ksd_json(model.as_ref(), &outputs, signed, ksd_draws);
+    let ksd = ksd_json(model.as_ref(), &outputs, signed, ksd_draws, pass_threads);
     let ksd_seconds = t_ksd.elapsed().as_secs_f64();
     let warnings = health_warnings(&param_names, &summaries, &outputs);
     for w in &warnings {
