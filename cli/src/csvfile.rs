@@ -1,6 +1,7 @@
 //! A CSV file read in blocks: the plain case (a one-line header, then rows of unquoted numbers,
 //! one per line) is parsed block by block, from the file mapped into memory where it can be
-//! mapped ([`plain_mapped`]) or as it is read, so the file's bytes are never held whole. Reading a large file into one buffer costs as much as parsing it: the buffer's pages
+//! mapped ([`plain_mapped`]) or as it is read, so the file's bytes are never held whole.
+//! Reading a large file into one buffer costs as much as parsing it: the buffer's pages
 //! are fresh memory the kernel must map and clear (0.34–0.68 s for a 587 MB file on the
 //! development machine, against 0.08 s to read it through one 8 MB buffer), and the buffer adds
 //! the file's size to the peak memory. Any other file (quotes, blank lines, a bad cell, a
