@@ -779,6 +779,16 @@ pub fn write_table<W: Write>(w: &mut W, table: &Table) -> io::Result<()> {
 
 #[cfg(test)]
 mod tests {
+    /// Xorshift64 draws from `state` (≠ 0), for the generated cases of the number tests.
+    pub(super) fn xorshift(mut state: u64) -> impl FnMut() -> u64 {
+        move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        }
+    }
+
     use super::*;
 
     fn parse(s: &str) -> Result<Table, CsvError> {
@@ -1050,13 +1060,7 @@ mod tests {
     /// std refuses must leave bytes unread (so the cell is refused for the byte after it).
     #[test]
     fn fast_float_parses_like_std() {
-        let mut state = 0x9E37_79B9_7F4A_7C15u64;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut next = xorshift(0x9E37_79B9_7F4A_7C15);
         let mut cases: Vec<String> = [
             "",
             "+",
@@ -1112,7 +1116,7 @@ mod tests {
             // Long decimals (up to 40 digits, exponents to ±350) and midpoints between
             // neighbouring doubles, where rounding is hardest.
             let mut t = String::new();
-            if next() % 2 == 0 {
+            if next().is_multiple_of(2) {
                 t.push('-');
             }
             let digits = 1 + (next() % 40) as usize;
@@ -1123,7 +1127,7 @@ mod tests {
                 }
                 t.push((b'0' + (next() % 10) as u8) as char);
             }
-            if next() % 2 == 0 {
+            if next().is_multiple_of(2) {
                 t.push_str(&format!("e{}", (next() % 701) as i64 - 350));
             }
             if k % 3 == 0 {

@@ -514,13 +514,7 @@ mod tests {
             eprintln!("no AVX2 here: the AVX2 cell is not used, nothing to check");
             return;
         }
-        let mut state = 0x2545_F491_4F6C_DD1Du64;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut next = super::super::tests::xorshift(0x2545_F491_4F6C_DD1D);
         let mut cases: Vec<String> = [
             "0",
             "-0",
@@ -579,7 +573,7 @@ mod tests {
         .collect();
         for k in 0..400_000u64 {
             let mut t = String::new();
-            if next() % 2 == 0 {
+            if next().is_multiple_of(2) {
                 t.push('-');
             }
             let int_len = 1 + (next() % 9) as usize;
@@ -587,7 +581,7 @@ mod tests {
                 let d = (next() % 10) as u8;
                 t.push((b'0' + if i == 0 && k % 4 == 0 { 0 } else { d }) as char);
             }
-            if next() % 8 != 0 {
+            if !next().is_multiple_of(8) {
                 t.push('.');
                 let frac_len = (next() % 22) as usize;
                 let zeros = if k % 5 == 0 { (next() % 6) as usize } else { 0 };
@@ -599,12 +593,12 @@ mod tests {
                     });
                 }
             }
-            if next() % 6 == 0 {
+            if next().is_multiple_of(6) {
                 let e = (next() % 140) as i64 - 70;
                 t.push_str(&format!(
                     "{}{}",
-                    if next() % 2 == 0 { 'e' } else { 'E' },
-                    if e >= 0 && next() % 2 == 0 {
+                    if next().is_multiple_of(2) { 'e' } else { 'E' },
+                    if e >= 0 && next().is_multiple_of(2) {
                         format!("+{e}")
                     } else {
                         e.to_string()
@@ -613,7 +607,8 @@ mod tests {
             }
             if k % 7 == 0 {
                 // Shortest round-trip forms of random doubles (Python's repr, NumPy's files).
-                let x = f64::from_bits(next() >> 2) * if next() % 2 == 0 { 1.0 } else { -1.0 };
+                let x =
+                    f64::from_bits(next() >> 2) * if next().is_multiple_of(2) { 1.0 } else { -1.0 };
                 t = format!("{x:?}");
             }
             if k % 11 == 0 {
@@ -661,7 +656,7 @@ mod tests {
         for k in 0..200_000u64 {
             let mag = 10f64.powi((next() % 6) as i32 - 3);
             let x = mag * (1.0 + (next() >> 11) as f64 / (1u64 << 53) as f64 * 9.0);
-            let x = if next() % 2 == 0 { -x } else { x };
+            let x = if next().is_multiple_of(2) { -x } else { x };
             assert!(check(&format!("{x:?}"), true));
             assert!(check(&(k % 1000).to_string(), true));
             assert!(check(&format!("{}", x as f32), true));
