@@ -7,7 +7,7 @@
 
 use std::fmt;
 use std::io::{self, Write};
-use tallmc_core::data::Table;
+use tallmc_core::data::{Design, DesignPlan, Table};
 
 /// What is wrong with a CSV file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -396,6 +396,72 @@ pub fn plain_columns(ncol: usize, rows: usize) -> Vec<Vec<f64>> {
     (0..ncol).map(|_| vec![0.0; rows]).collect()
 }
 
+/// A regression design written by the plain parse straight from a file's cells
+/// ([`parse_plain_rows_into`]): the rows of `x` (n × d, row-major, the intercept's ones
+/// first when the plan has one) and the response `y`, laid out by a [`DesignPlan`] found from
+/// the file's column names. The same design as [`Design::from_table`] on the file's table
+/// (without standardising), without the table's columns: no second copy of the data, and
+/// no pass that turns columns into rows.
+#[derive(Debug)]
+pub struct DesignRows {
+    plan: DesignPlan,
+    /// Per file column: its slot in a row of `x` (< d), `d` for the response, `SKIP` for a
+    /// column the design does not read (its cells are still parsed: the file must be plain).
+    place: Vec<usize>,
+    x: Vec<f64>,
+    y: Vec<f64>,
+}
+
+/// [`DesignRows::place`] of a column the design does not read.
+const SKIP: usize = usize::MAX;
+
+impl DesignRows {
+    /// Zeroed rows for `rows` rows of a file with `ncol` columns, laid out by `plan` (made for
+    /// that file's names: [`DesignSpec::plan`]); `None` when the plan names a column the
+    /// file does not have, or d is 0.
+    pub fn new(plan: DesignPlan, ncol: usize, rows: usize) -> Option<Self> {
+        let d = plan.names.len();
+        let off = usize::from(plan.intercept);
+        if d == 0 || plan.response >= ncol || plan.features.len() + off != d {
+            return None;
+        }
+        let mut place = vec![SKIP; ncol];
+        for (k, &j) in plan.features.iter().enumerate() {
+            *place.get_mut(j)? = off + k;
+        }
+        place[plan.response] = d;
+        Some(DesignRows {
+            plan,
+            place,
+            x: vec![0.0; rows.checked_mul(d)?],
+            y: vec![0.0; rows],
+        })
+    }
+
+    /// The design of the first `filled` rows.
+    pub fn into_design(self, filled: usize) -> Design {
+        let DesignRows {
+            plan, mut x, mut y, ..
+        } = self;
+        let d = plan.names.len();
+        x.truncate(filled * d);
+        y.truncate(filled);
+        Design {
+            n: filled,
+            d,
+            x,
+            y,
+            names: plan.names,
+        }
+    }
+}
+
+/// [`parse_plain_body_into`] writing the rows into a design's rows instead of columns (the same
+/// values, the same answer: true when the body is plain).
+pub fn parse_plain_rows_into(body: &[u8], rows: &mut DesignRows, filled: &mut usize) -> bool {
+    fast::parse_rows_into(body, rows, filled)
+}
+
 /// Whether the header's bytes (up to the first data row) are one line without quotes, so that
 /// data row r sits on line r + 1 of the file when the body is plain (a quoted name may hold a
 /// line break: found by the fuzzer comparing both paths).
@@ -446,18 +512,11 @@ mod fast {
             + usize::from(part.last().is_some_and(|&b| b != b'\n'))
     }
 
-    /// [`super::parse_plain_body_into`]: true when every line of `body` is plain, as
-    /// [`parse_body`] requires (an empty body is not). Parts of the body go to separate
-    /// threads where there are cores: each counts its part's rows, then (the rows' places
-    /// known) parses its part into its own rows of the columns. The values do not depend on how
-    /// the body is split.
-    pub(super) fn parse_body_into(
-        body: &[u8],
-        columns: &mut [Vec<f64>],
-        filled: &mut usize,
-    ) -> bool {
-        if body.is_empty() || columns.is_empty() {
-            return false;
+    /// `body` cut into parts of whole lines for the threads there are cores for, and each
+    /// part's rows (counted on the part's own thread); `None` when the body is empty.
+    fn parts_of(body: &[u8]) -> Option<(Vec<&[u8]>, Vec<usize>)> {
+        if body.is_empty() {
+            return None;
         }
         let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
         let threads = cores.min(body.len() / MIN_BYTES_PER_THREAD).clamp(1, 16);
@@ -472,7 +531,6 @@ mod fast {
         }
         cuts.push(body.len());
         let parts: Vec<&[u8]> = cuts.windows(2).map(|w| &body[w[0]..w[1]]).collect();
-        // Each part's rows (counted on the part's own thread).
         let counts: Vec<usize> = if parts.len() == 1 {
             vec![count_rows(parts[0])]
         } else {
@@ -486,6 +544,51 @@ mod fast {
                 counts.extend(handles.into_iter().map(|h| h.join().unwrap_or(usize::MAX)));
                 counts
             })
+        };
+        Some((parts, counts))
+    }
+
+    /// Parses each part into its own sink (the first on this thread, the others on threads
+    /// of their own): true when every part is plain and fills its sink exactly.
+    fn parse_parts<S: Sink + Send>(parts: &[&[u8]], sinks: Vec<S>) -> bool {
+        if parts.len() != sinks.len() {
+            return false;
+        }
+        let mut sinks = sinks.into_iter();
+        let Some(mut first) = sinks.next() else {
+            return false;
+        };
+        if parts.len() == 1 {
+            return parse_part(parts[0], &mut first);
+        }
+        std::thread::scope(|s| {
+            let handles: Vec<_> = parts[1..]
+                .iter()
+                .zip(sinks)
+                .map(|(&p, mut sink)| s.spawn(move || parse_part(p, &mut sink)))
+                .collect();
+            let ok0 = parse_part(parts[0], &mut first);
+            handles
+                .into_iter()
+                .fold(ok0, |ok, h| h.join().unwrap_or(false) && ok)
+        })
+    }
+
+    /// [`super::parse_plain_body_into`]: true when every line of `body` is plain, as
+    /// [`parse_body`] requires (an empty body is not). Parts of the body go to separate
+    /// threads where there are cores: each counts its part's rows, then (the rows' places
+    /// known) parses its part into its own rows of the columns. The values do not depend on how
+    /// the body is split.
+    pub(super) fn parse_body_into(
+        body: &[u8],
+        columns: &mut [Vec<f64>],
+        filled: &mut usize,
+    ) -> bool {
+        if columns.is_empty() {
+            return false;
+        }
+        let Some((parts, counts)) = parts_of(body) else {
+            return false;
         };
         let Some(need) = counts.iter().try_fold(*filled, |a, &c| a.checked_add(c)) else {
             return false;
@@ -507,28 +610,148 @@ mod fast {
                 rest = tail;
             }
         }
-        let ok = if parts.len() == 1 {
-            parse_part(parts[0], &mut pieces[0])
-        } else {
-            let mut pieces = pieces.into_iter();
-            let first = pieces.next().unwrap_or_default();
-            std::thread::scope(|s| {
-                let handles: Vec<_> = parts[1..]
-                    .iter()
-                    .zip(pieces)
-                    .map(|(&p, mut cols)| s.spawn(move || parse_part(p, &mut cols)))
-                    .collect();
-                let mut first = first;
-                let ok0 = parse_part(parts[0], &mut first);
-                handles
-                    .into_iter()
-                    .fold(ok0, |ok, h| h.join().unwrap_or(false) && ok)
-            })
-        };
+        let sinks = pieces
+            .into_iter()
+            .zip(&counts)
+            .map(|(columns, &rows)| Columns { columns, rows })
+            .collect();
+        let ok = parse_parts(&parts, sinks);
         if ok {
             *filled = need;
         }
         ok
+    }
+
+    /// [`super::parse_plain_rows_into`]: [`parse_body_into`] for a design's rows (each part's
+    /// rows of `x` and `y` to its thread).
+    pub(super) fn parse_rows_into(
+        body: &[u8],
+        rows: &mut super::DesignRows,
+        filled: &mut usize,
+    ) -> bool {
+        let Some((parts, counts)) = parts_of(body) else {
+            return false;
+        };
+        let Some(need) = counts.iter().try_fold(*filled, |a, &c| a.checked_add(c)) else {
+            return false;
+        };
+        let d = rows.plan.names.len();
+        let Some(need_x) = need.checked_mul(d) else {
+            return false;
+        };
+        if rows.y.len() < need {
+            rows.y.resize(need, 0.0);
+        }
+        if rows.x.len() < need_x {
+            rows.x.resize(need_x, 0.0);
+        }
+        let (place, intercept) = (&rows.place[..], rows.plan.intercept);
+        let mut x = &mut rows.x[*filled * d..need_x];
+        let mut y = &mut rows.y[*filled..need];
+        let mut sinks = Vec::with_capacity(parts.len());
+        for &n in &counts {
+            let (xs, x_rest) = core::mem::take(&mut x).split_at_mut(n * d);
+            let (ys, y_rest) = core::mem::take(&mut y).split_at_mut(n);
+            sinks.push(Rows {
+                x: xs,
+                y: ys,
+                d,
+                place,
+                intercept,
+                rows: n,
+            });
+            x = x_rest;
+            y = y_rest;
+        }
+        let ok = parse_parts(&parts, sinks);
+        if ok {
+            *filled = need;
+        }
+        ok
+    }
+
+    /// Where [`parse_part`] writes a part's cells.
+    trait Sink {
+        /// The part's rows.
+        fn rows(&self) -> usize;
+        /// Cells per line.
+        fn ncol(&self) -> usize;
+        /// Cell `j` of row `r`: false when there is no such cell.
+        fn put(&mut self, r: usize, j: usize, v: f64) -> bool;
+    }
+
+    /// One slice per column, each as long as the part's rows.
+    struct Columns<'a> {
+        columns: Vec<&'a mut [f64]>,
+        rows: usize,
+    }
+
+    impl Sink for Columns<'_> {
+        #[inline(always)]
+        fn rows(&self) -> usize {
+            self.rows
+        }
+        #[inline(always)]
+        fn ncol(&self) -> usize {
+            self.columns.len()
+        }
+        #[inline(always)]
+        fn put(&mut self, r: usize, j: usize, v: f64) -> bool {
+            match self.columns.get_mut(j).and_then(|c| c.get_mut(r)) {
+                Some(c) => {
+                    *c = v;
+                    true
+                }
+                None => false,
+            }
+        }
+    }
+
+    /// A part's rows of a design: `x` (`rows` × `d`) and `y` (`rows`), and where each column
+    /// goes ([`super::DesignRows`]).
+    struct Rows<'a> {
+        x: &'a mut [f64],
+        y: &'a mut [f64],
+        d: usize,
+        place: &'a [usize],
+        intercept: bool,
+        rows: usize,
+    }
+
+    impl Sink for Rows<'_> {
+        #[inline(always)]
+        fn rows(&self) -> usize {
+            self.rows
+        }
+        #[inline(always)]
+        fn ncol(&self) -> usize {
+            self.place.len()
+        }
+        #[inline(always)]
+        fn put(&mut self, r: usize, j: usize, v: f64) -> bool {
+            let (Some(&k), true) = (self.place.get(j), r < self.rows) else {
+                return false;
+            };
+            let at = r * self.d;
+            if k < self.d {
+                match self.x.get_mut(at + k) {
+                    Some(c) => *c = v,
+                    None => return false,
+                }
+            } else if k == self.d {
+                match self.y.get_mut(r) {
+                    Some(c) => *c = v,
+                    None => return false,
+                }
+            }
+            if j == 0 && self.intercept {
+                match self.x.get_mut(at) {
+                    Some(c) => *c = 1.0,
+                    None => return false,
+                }
+            }
+            true
+        }
     }
 
     /// Whether this processor has what [`super::cell::cell_avx2`] is compiled for.
@@ -551,13 +774,13 @@ mod fast {
     /// `str::parse::<f64>` (the general reader's; `tests::fast_float_parses_like_std`,
     /// `cell::tests::avx2_cells_parse_like_std`), and `inf` and `NaN` are refused as not
     /// finite there too.
-    fn parse_part(part: &[u8], columns: &mut [&mut [f64]]) -> bool {
+    fn parse_part<S: Sink>(part: &[u8], sink: &mut S) -> bool {
         #[cfg(target_arch = "x86_64")]
         if has_avx2() {
             // SAFETY: the processor has the features `parse_part_avx2` is compiled with.
-            return unsafe { parse_part_avx2(part, columns) };
+            return unsafe { parse_part_avx2(part, sink) };
         }
-        parse_part_with(part, columns, |_, _| None)
+        parse_part_with(part, sink, |_, _| None)
     }
 
     /// [`parse_part`] with the AVX2 cell reader.
@@ -566,23 +789,21 @@ mod fast {
     /// The processor must have the features enabled here ([`has_avx2`]).
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2,bmi1,lzcnt,sse4.1,ssse3")]
-    unsafe fn parse_part_avx2(part: &[u8], columns: &mut [&mut [f64]]) -> bool {
+    unsafe fn parse_part_avx2<S: Sink>(part: &[u8], sink: &mut S) -> bool {
         // SAFETY: this function's features are the cell reader's.
-        parse_part_with(part, columns, |b, p| unsafe {
-            super::cell::cell_avx2(b, p)
-        })
+        parse_part_with(part, sink, |b, p| unsafe { super::cell::cell_avx2(b, p) })
     }
 
     /// [`parse_part`]'s loop; `cell` reads a number of the common shape at an index (its
     /// value and end), or declines (`None`) and `fast_float2` reads it.
     #[inline(always)]
-    fn parse_part_with(
+    fn parse_part_with<S: Sink>(
         part: &[u8],
-        columns: &mut [&mut [f64]],
+        sink: &mut S,
         cell: impl Fn(&[u8], usize) -> Option<(f64, usize)>,
     ) -> bool {
-        let ncol = columns.len();
-        let rows = columns.first().map_or(0, |c| c.len());
+        let ncol = sink.ncol();
+        let rows = sink.rows();
         let n = part.len();
         let blank = |pos: &mut usize| {
             while *pos < n && matches!(part[*pos], b' ' | b'\t') {
@@ -603,14 +824,9 @@ mod fast {
                     (v, pos + used)
                 }
             };
-            let Some(cell) = columns
-                .get_mut(j)
-                .and_then(|c| c.get_mut(r))
-                .filter(|_| v.is_finite())
-            else {
+            if !v.is_finite() || !sink.put(r, j, v) {
                 return false;
-            };
-            *cell = v;
+            }
             j += 1;
             pos = end;
             blank(&mut pos);

@@ -10,11 +10,12 @@
 //! same in every case (`csvfile::tests`).
 
 use crate::csvdata::{
-    parse_csv_located, parse_plain_body_into, plain_columns, plain_names, CsvError, RowLines,
+    parse_csv_located, parse_plain_body_into, parse_plain_rows_into, plain_columns, plain_names,
+    CsvError, DesignRows, RowLines,
 };
 use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
-use tallmc_core::data::Table;
+use tallmc_core::data::{Design, DesignPlan, Table};
 
 /// Files below this many bytes are read whole (one block would hold them anyway).
 const STREAM_FROM: u64 = 32 << 20;
@@ -31,10 +32,77 @@ pub enum CsvFileError {
     Csv(CsvError),
 }
 
+/// What [`read_csv_data`] read.
+#[derive(Debug)]
+pub enum Data {
+    /// The file's table.
+    Table(Table),
+    /// The design that the plan laid out, written straight from the file's cells (the design
+    /// that `Design::from_table` makes from the file's table, without standardising).
+    Design {
+        /// The file's column names.
+        names: Vec<String>,
+        /// The design.
+        design: Design,
+    },
+}
+
 /// The table in the CSV file at `path` and the file line of each data row, as
-/// [`parse_csv_located`] gives them for the file's bytes; `source_name` names the file in errors.
-pub fn read_csv_file(path: &Path, source_name: &str) -> Result<(Table, RowLines), CsvFileError> {
-    read_with(path, source_name, STREAM_FROM, BLOCK)
+/// [`parse_csv_located`] gives them for the file's bytes (`source_name` names the file in
+/// errors); or the design that `plan` lays out when it gives one for the file's column names
+/// (`tallmc run` passes `DesignSpec::plan` for a regression model) and the file is large and
+/// plain: it is then parsed straight into the design's rows, without the table's columns (half
+/// the memory, and no pass that turns columns into rows). A plan of `None` always gives the
+/// table.
+pub fn read_csv_data(
+    path: &Path,
+    source_name: &str,
+    plan: &dyn Fn(&[String]) -> Option<DesignPlan>,
+) -> Result<(Data, RowLines), CsvFileError> {
+    read_with(path, source_name, STREAM_FROM, BLOCK, plan)
+}
+
+/// Where the plain path writes a file's rows: the table's columns, or a design's rows.
+enum Out {
+    Columns(Vec<Vec<f64>>),
+    Rows(DesignRows),
+}
+
+impl Out {
+    /// Zeroed storage for `rows` rows of a file with columns `names`.
+    fn new(names: &[String], rows: usize, plan: &dyn Fn(&[String]) -> Option<DesignPlan>) -> Self {
+        match plan(names).and_then(|p| DesignRows::new(p, names.len(), rows)) {
+            Some(r) => Out::Rows(r),
+            None => Out::Columns(plain_columns(names.len(), rows)),
+        }
+    }
+
+    /// Parses `body` into rows `*filled..` (see [`parse_plain_body_into`]).
+    fn parse(&mut self, body: &[u8], filled: &mut usize) -> bool {
+        match self {
+            Out::Columns(c) => parse_plain_body_into(body, c, filled),
+            Out::Rows(r) => parse_plain_rows_into(body, r, filled),
+        }
+    }
+
+    /// The first `filled` rows (`None` when there are none: the whole-file parse names the
+    /// error).
+    fn finish(self, names: Vec<String>, filled: usize) -> Option<Data> {
+        if filled == 0 {
+            return None;
+        }
+        match self {
+            Out::Columns(mut columns) => {
+                columns.iter_mut().for_each(|c| c.truncate(filled));
+                // Every value is finite: the parse refused any other.
+                Table::new_finite(names, columns).ok().map(Data::Table)
+            }
+            Out::Rows(r) => Some(Data::Design {
+                names,
+                design: r.into_design(filled),
+            }),
+        }
+    }
 }
 
 fn read_with(
@@ -42,18 +110,19 @@ fn read_with(
     source_name: &str,
     stream_from: u64,
     block: usize,
-) -> Result<(Table, RowLines), CsvFileError> {
+    plan: &dyn Fn(&[String]) -> Option<DesignPlan>,
+) -> Result<(Data, RowLines), CsvFileError> {
     let mut file = std::fs::File::open(path).map_err(CsvFileError::Io)?;
     let len = file.metadata().map_err(CsvFileError::Io)?.len();
     let mut buf = Vec::new();
     if len >= stream_from {
         // Mapped where the system maps it (a regular file), else read in blocks.
-        match plain_mapped(&file, len, source_name, block.max(1)) {
+        match plain_mapped(&file, len, source_name, block.max(1), plan) {
             Some(Some(t)) => return Ok((t, RowLines::default())),
             Some(None) => {}
             None => {
                 if let Some(t) =
-                    plain_in_blocks(&mut file, len, source_name, block.max(1), &mut buf)
+                    plain_in_blocks(&mut file, len, source_name, block.max(1), &mut buf, plan)
                         .map_err(CsvFileError::Io)?
                 {
                     return Ok((t, RowLines::default()));
@@ -65,7 +134,9 @@ fn read_with(
         buf = Vec::new();
     }
     file.read_to_end(&mut buf).map_err(CsvFileError::Io)?;
-    parse_csv_located(&buf, source_name).map_err(CsvFileError::Csv)
+    parse_csv_located(&buf, source_name)
+        .map(|(t, l)| (Data::Table(t), l))
+        .map_err(CsvFileError::Csv)
 }
 
 /// The plain path on the file mapped into memory (no copy of its bytes; `None` when it cannot
@@ -83,7 +154,8 @@ fn plain_mapped(
     len: u64,
     source_name: &str,
     block: usize,
-) -> Option<Option<Table>> {
+    plan: &dyn Fn(&[String]) -> Option<DesignPlan>,
+) -> Option<Option<Data>> {
     // SAFETY: the mapping is read-only and only read while `map` lives; the bytes are those
     // of the file unless another process truncates or rewrites it meanwhile (documented above).
     let map = unsafe { memmap2::MmapOptions::new().map(file) }.ok()?;
@@ -131,23 +203,18 @@ fn plain_mapped(
         .max(1);
     let body = (first - body_at).max(1);
     let rows = (first_rows as f64 * (len as f64 / body as f64) * 1.02) as usize + 1;
-    let mut columns = plain_columns(names.len(), rows);
+    let mut out = Out::new(&names, rows, plan);
     let mut filled = 0;
     let mut start = body_at;
     while start < bytes.len() {
         let end = block_end(start);
-        if !parse_plain_body_into(&bytes[start..end], &mut columns, &mut filled) {
+        if !out.parse(&bytes[start..end], &mut filled) {
             return Some(None);
         }
         release(start, end);
         start = end;
     }
-    if filled == 0 {
-        return Some(None);
-    }
-    columns.iter_mut().for_each(|c| c.truncate(filled));
-    // Every value is finite: the parse refused any other.
-    Some(Table::new_finite(names, columns).ok())
+    Some(out.finish(names, filled))
 }
 
 /// Reads into `buf` until it holds `want` bytes or the file ends (into its spare capacity,
@@ -167,7 +234,8 @@ fn plain_in_blocks(
     source_name: &str,
     block: usize,
     buf: &mut Vec<u8>,
-) -> std::io::Result<Option<Table>> {
+    plan: &dyn Fn(&[String]) -> Option<DesignPlan>,
+) -> std::io::Result<Option<Data>> {
     // The header line, however many blocks it takes.
     let mut more = fill(file, buf, block)?;
     let nl = loop {
@@ -183,7 +251,6 @@ fn plain_in_blocks(
     let Some((names, body_at)) = plain_names(&buf[..=nl], source_name) else {
         return Ok(None);
     };
-    let ncol = names.len();
     // Zeroed columns for the rows the first block's lines predict (pages never written cost no
     // memory; the parser writes each row in place).
     let body = buf.len().saturating_sub(body_at).max(1);
@@ -193,7 +260,7 @@ fn plain_in_blocks(
         .count()
         .max(1);
     let rows = (first_rows as f64 * (len as f64 / body as f64) * 1.02) as usize + 1;
-    let mut columns = plain_columns(ncol, rows);
+    let mut out = Out::new(&names, rows, plan);
     let mut filled = 0;
     let mut start = body_at;
     loop {
@@ -206,7 +273,7 @@ fn plain_in_blocks(
         } else {
             buf.len()
         };
-        if end > start && !parse_plain_body_into(&buf[start..end], &mut columns, &mut filled) {
+        if end > start && !out.parse(&buf[start..end], &mut filled) {
             return Ok(None);
         }
         if !more {
@@ -220,17 +287,13 @@ fn plain_in_blocks(
         more = fill(file, buf, want)?;
     }
     // No data rows: the whole-file parse names the error.
-    if filled == 0 {
-        return Ok(None);
-    }
-    columns.iter_mut().for_each(|c| c.truncate(filled));
-    // Every value is finite: the parse refused any other.
-    Ok(Table::new_finite(names, columns).ok())
+    Ok(out.finish(names, filled))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tallmc_core::data::DesignSpec;
 
     /// A file in the system's temporary directory, removed when dropped.
     struct TempFile(std::path::PathBuf);
@@ -253,49 +316,102 @@ mod tests {
         }
     }
 
+    fn bits(c: &[f64]) -> Vec<u64> {
+        c.iter().map(|v| v.to_bits()).collect()
+    }
+
+    /// The same table as `whole` (names, every value's bits).
+    fn same_table(got: &Table, whole: &Table, what: &str) {
+        assert_eq!(got.names, whole.names, "{what}");
+        assert_eq!(got.columns.len(), whole.columns.len(), "{what}");
+        for (a, b) in got.columns.iter().zip(&whole.columns) {
+            assert_eq!(bits(a), bits(b), "{what}: values");
+        }
+    }
+
+    /// The design plans a run could pass for a file whose table is `t`: none; every column
+    /// but the first as features of the first, with an intercept; the first column alone as
+    /// the feature of the last, without; and a plan for a response the file does not have.
+    fn specs(t: &Table) -> Vec<Option<DesignSpec>> {
+        let first = t.names.first().cloned().unwrap_or_default();
+        let last = t.names.last().cloned().unwrap_or_default();
+        let spec = |response: &str, features: Option<Vec<String>>, intercept| {
+            Some(DesignSpec {
+                response: response.into(),
+                features,
+                intercept,
+                standardize: false,
+            })
+        };
+        vec![
+            None,
+            spec(&first, None, true),
+            spec(&last, Some(vec![first.clone()]), false),
+            spec("no such column", None, true),
+        ]
+    }
+
+    /// What a read with `spec`'s plan must give for a file whose table is `whole`: the design
+    /// of `Design::from_table` (bit for bit) when the read is `plain` and the plan exists,
+    /// else the table.
+    fn check_data(got: &Data, whole: &Table, spec: &Option<DesignSpec>, plain: bool, what: &str) {
+        let plan = spec.as_ref().and_then(|s| s.plan(&whole.names).ok());
+        match got {
+            Data::Design { names, design } => {
+                assert!(plain && plan.is_some(), "{what}: a design");
+                let spec = spec.as_ref().unwrap();
+                let want = Design::from_table(whole, spec).unwrap();
+                assert_eq!(*names, whole.names, "{what}: names");
+                assert_eq!((design.n, design.d), (want.n, want.d), "{what}: shape");
+                assert_eq!(design.names, want.names, "{what}: design names");
+                assert_eq!(bits(&design.x), bits(&want.x), "{what}: x");
+                assert_eq!(bits(&design.y), bits(&want.y), "{what}: y");
+            }
+            Data::Table(t) => {
+                assert!(!plain || plan.is_none(), "{what}: the table");
+                same_table(t, whole, what);
+            }
+        }
+    }
+
     /// The same table (names, every value's bits, row lines) or the same error as
-    /// `parse_csv_located` on the file's bytes, read in blocks of every size given.
-    /// `in_blocks`: the file is plain, so the block path itself must give the table (not the
+    /// `parse_csv_located` on the file's bytes, read in blocks of every size given; with a
+    /// design plan (`specs`), the design made from that table instead when the file is plain.
+    /// `in_blocks`: the file is plain, so the block path itself must give the data (not the
     /// whole-file parse it falls back to).
     fn same_as_whole(bytes: &[u8], what: &str, in_blocks: bool) {
         let f = TempFile::new(bytes);
         let whole = parse_csv_located(bytes, "f.csv");
+        let specs = whole.as_ref().map_or(vec![None], |(t, _)| specs(t));
         for block in [1usize, 2, 3, 5, 8, 13, 64, 1000, 1 << 20] {
-            let mut file = std::fs::File::open(&f.0).unwrap();
-            let mut buf = Vec::new();
-            let direct =
-                plain_in_blocks(&mut file, bytes.len() as u64, "f.csv", block, &mut buf).unwrap();
-            assert_eq!(
-                direct.is_some(),
-                in_blocks,
-                "{what}, block {block}: read in blocks"
-            );
-            if let (Some(t), Ok((u, _))) = (&direct, &whole) {
-                assert_eq!(t.names, u.names, "{what}, block {block}");
-                assert_eq!(t.columns, u.columns, "{what}, block {block}");
-            }
-            let file = std::fs::File::open(&f.0).unwrap();
-            let mapped = plain_mapped(&file, bytes.len() as u64, "f.csv", block).flatten();
-            assert_eq!(mapped.is_some(), in_blocks, "{what}, block {block}: mapped");
-            if let (Some(t), Ok((u, _))) = (&mapped, &whole) {
-                assert_eq!(t.names, u.names, "{what}, block {block}: mapped");
-                assert_eq!(t.columns, u.columns, "{what}, block {block}: mapped");
-            }
-            let got = read_with(&f.0, "f.csv", 0, block);
-            match (&whole, got) {
-                (Ok((t, l)), Ok((u, m))) => {
-                    assert_eq!(t.names, u.names, "{what}, block {block}");
-                    assert_eq!(*l, m, "{what}, block {block}: row lines");
-                    assert_eq!(t.columns.len(), u.columns.len(), "{what}, block {block}");
-                    for (a, b) in t.columns.iter().zip(&u.columns) {
-                        let bits = |c: &[f64]| c.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
-                        assert_eq!(bits(a), bits(b), "{what}, block {block}: values");
+            for (k, spec) in specs.iter().enumerate() {
+                let plan = |names: &[String]| spec.as_ref().and_then(|s| s.plan(names).ok());
+                let what = format!("{what}, block {block}, plan {k}");
+                let mut file = std::fs::File::open(&f.0).unwrap();
+                let mut buf = Vec::new();
+                let len = bytes.len() as u64;
+                let direct =
+                    plain_in_blocks(&mut file, len, "f.csv", block, &mut buf, &plan).unwrap();
+                assert_eq!(direct.is_some(), in_blocks, "{what}: read in blocks");
+                if let (Some(d), Ok((u, _))) = (&direct, &whole) {
+                    check_data(d, u, spec, true, &what);
+                }
+                let file = std::fs::File::open(&f.0).unwrap();
+                let mapped = plain_mapped(&file, len, "f.csv", block, &plan).flatten();
+                assert_eq!(mapped.is_some(), in_blocks, "{what}: mapped");
+                if let (Some(d), Ok((u, _))) = (&mapped, &whole) {
+                    check_data(d, u, spec, true, &format!("{what}: mapped"));
+                }
+                match (&whole, read_with(&f.0, "f.csv", 0, block, &plan)) {
+                    (Ok((t, l)), Ok((u, m))) => {
+                        assert_eq!(*l, m, "{what}: row lines");
+                        check_data(&u, t, spec, in_blocks, &what);
                     }
+                    (Err(e), Err(CsvFileError::Csv(g))) => {
+                        assert_eq!(*e, g, "{what}: error");
+                    }
+                    (w, g) => panic!("{what}: {w:?} against {g:?}"),
                 }
-                (Err(e), Err(CsvFileError::Csv(g))) => {
-                    assert_eq!(*e, g, "{what}, block {block}: error");
-                }
-                (w, g) => panic!("{what}, block {block}: {w:?} against {g:?}"),
             }
         }
     }
@@ -344,7 +460,7 @@ mod tests {
     fn a_missing_file_is_an_io_error() {
         let p = std::env::temp_dir().join("tallmc-csvfile-no-such-file.csv");
         assert!(matches!(
-            read_csv_file(&p, "f.csv"),
+            read_csv_data(&p, "f.csv", &|_| None),
             Err(CsvFileError::Io(_))
         ));
     }

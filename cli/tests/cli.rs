@@ -742,3 +742,122 @@ fn bench_csv_reports_the_parse_speed() {
         &[],
     );
 }
+
+/// A regression model on a large plain CSV (32 MB and more: read in blocks) is parsed straight
+/// into the design's rows (`read_into: design` in run.json, no table): the same draws as the
+/// same numbers read into a table (a quoted header sends the file to the general reader), with
+/// every column, with chosen features and no intercept, and the same error for a response that
+/// is not 0/1. Other models, and `--standardize`, read the table.
+#[test]
+fn large_plain_csv_goes_straight_into_the_design() {
+    let dir = TempDir::new("csv-design");
+    // 10 columns, the response third; about 34.5 MB.
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let mut body = String::new();
+    let rows = 185_000;
+    for _ in 0..rows {
+        for j in 0..10 {
+            if j > 0 {
+                body.push(',');
+            }
+            if j == 2 {
+                body.push_str(if next() % 3 == 0 { "1" } else { "0" });
+            } else {
+                let v = (next() >> 11) as f64 / (1u64 << 53) as f64 * 4.0 - 2.0;
+                body.push_str(&format!("{v:.17}"));
+            }
+        }
+        body.push('\n');
+    }
+    let header = "a,b,y,c,d,e,f,g,h,k\n";
+    assert!(header.len() + body.len() > 32 << 20, "{}", body.len());
+    let plain = dir.file("plain.csv", format!("{header}{body}").as_bytes());
+    let general = dir.file(
+        "general.csv",
+        format!("\"a\",b,y,c,d,e,f,g,h,k\n{body}").as_bytes(),
+    );
+    let run = |data: &str, out: &str, extra: &[&str]| {
+        let mut args = vec![
+            "run",
+            "--data",
+            data,
+            "--model",
+            "logistic",
+            "--response",
+            "y",
+            "--sampler",
+            "mala",
+            "--chains",
+            "1",
+            "--warmup",
+            "30",
+            "--draws",
+            "30",
+            "--seed",
+            "3",
+            "--no-ksd",
+            "--out",
+            out,
+        ];
+        args.extend_from_slice(extra);
+        let o = tallmc(&args);
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{data} {extra:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let json: serde_json::Value =
+            serde_json::from_str(&read(&Path::new(out).join("run.json"))).unwrap();
+        (
+            read(&Path::new(out).join("draws.csv")),
+            json["data"]["read_into"].as_str().unwrap_or("").to_string(),
+        )
+    };
+    for (k, extra) in [
+        &[][..],
+        &["--features", "k,a,d", "--no-intercept"][..],
+        &["--standardize"][..],
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let (a, into_a) = run(&plain, &dir.join(&format!("p{k}")), extra);
+        let (b, into_b) = run(&general, &dir.join(&format!("g{k}")), extra);
+        assert_eq!(a, b, "{extra:?}: the same draws");
+        let want = if k == 2 { "table" } else { "design" };
+        assert_eq!(
+            (into_a.as_str(), into_b.as_str()),
+            (want, "table"),
+            "{extra:?}"
+        );
+    }
+    // A response of 2 on data row 100 000: the same error on both paths.
+    let bad_body: String = body
+        .lines()
+        .enumerate()
+        .map(|(i, l)| {
+            let mut cells: Vec<&str> = l.split(',').collect();
+            if i == 99_999 {
+                cells[2] = "2";
+            }
+            cells.join(",") + "\n"
+        })
+        .collect();
+    let bad_plain = dir.file("bad.csv", format!("{header}{bad_body}").as_bytes());
+    let sub = dir.join("q");
+    std::fs::create_dir_all(&sub).unwrap();
+    let bad_general = Path::new(&sub).join("bad.csv");
+    std::fs::write(&bad_general, format!("\"a\",b,y,c,d,e,f,g,h,k\n{bad_body}")).unwrap();
+    let bad_general = bad_general.to_str().unwrap();
+    let needles = ["bad.csv", "line 100001", "column \"y\"", "0 or 1"];
+    let e1 = assert_input_error(&run_args(&bad_plain, &dir.join("e1"), &[]), &needles);
+    let e2 = assert_input_error(&run_args(bad_general, &dir.join("e2"), &[]), &needles);
+    assert_eq!(e1.replace(&bad_plain, "F"), e2.replace(bad_general, "F"));
+}

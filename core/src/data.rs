@@ -145,6 +145,86 @@ impl DesignSpec {
     }
 }
 
+/// Where a design's numbers are in a table with given column names, found from the names
+/// alone ([`DesignSpec::plan`]): a reader that knows it before the rows can write each cell
+/// straight into the design's rows (the CLI's CSV reader does).
+#[derive(Debug, Clone, PartialEq)]
+pub struct DesignPlan {
+    /// The response's column.
+    pub response: usize,
+    /// The feature columns, in the design's order (after the intercept when there is one).
+    pub features: Vec<usize>,
+    /// A leading column of ones.
+    pub intercept: bool,
+    /// The design's column names (`intercept` first when added): d = `names.len()`.
+    pub names: Vec<String>,
+}
+
+impl DesignSpec {
+    /// The design's columns in a table whose columns are `names`, or the error that
+    /// [`Design::from_table`] gives for a table with those names and at least one row (the
+    /// response missing, a feature clashing with the response, another feature or the
+    /// intercept, a feature missing: in that order).
+    pub fn plan(&self, names: &[String]) -> Result<DesignPlan, Error> {
+        let missing = |name: &str| Error::InvalidData {
+            row: None,
+            column: Some(name.into()),
+            msg: String::from("no such column in the data"),
+        };
+        let response = names
+            .iter()
+            .position(|c| *c == self.response)
+            .ok_or_else(|| missing(&self.response))?;
+        let feats: Vec<String> = match &self.features {
+            Some(f) => f.clone(),
+            None => names
+                .iter()
+                .filter(|c| **c != self.response)
+                .cloned()
+                .collect(),
+        };
+        let mut seen = alloc::collections::BTreeSet::new();
+        for f in &feats {
+            let clash = if *f == self.response {
+                Some("is the response and cannot also be a feature")
+            } else if !seen.insert(f.as_str()) {
+                Some("is listed twice as a feature")
+            } else if self.intercept && f == "intercept" {
+                Some("clashes with the added intercept (drop the intercept or rename the column)")
+            } else {
+                None
+            };
+            if let Some(msg) = clash {
+                return Err(Error::InvalidData {
+                    row: None,
+                    column: Some(f.clone()),
+                    msg: String::from(msg),
+                });
+            }
+        }
+        // The first column of each name, as `Table::columns_named`.
+        let mut index = alloc::collections::BTreeMap::new();
+        for (j, c) in names.iter().enumerate() {
+            index.entry(c.as_str()).or_insert(j);
+        }
+        let features = feats
+            .iter()
+            .map(|f| index.get(f.as_str()).copied().ok_or_else(|| missing(f)))
+            .collect::<Result<Vec<usize>, Error>>()?;
+        let mut design_names = Vec::with_capacity(feats.len() + 1);
+        if self.intercept {
+            design_names.push(String::from("intercept"));
+        }
+        design_names.extend(feats);
+        Ok(DesignPlan {
+            response,
+            features,
+            intercept: self.intercept,
+            names: design_names,
+        })
+    }
+}
+
 impl Design {
     /// Build a design from a table. Errors name the missing column.
     pub fn from_table(t: &Table, spec: &DesignSpec) -> Result<Self, Error> {
@@ -174,32 +254,13 @@ impl Design {
         if n == 0 {
             return Err(Error::data("the data set has no rows"));
         }
-        let feats = spec.feature_names(t);
-        let mut seen = alloc::collections::BTreeSet::new();
-        for f in &feats {
-            let clash = if *f == spec.response {
-                Some("is the response and cannot also be a feature")
-            } else if !seen.insert(f.as_str()) {
-                Some("is listed twice as a feature")
-            } else if spec.intercept && f == "intercept" {
-                Some("clashes with the added intercept (drop the intercept or rename the column)")
-            } else {
-                None
-            };
-            if let Some(msg) = clash {
-                return Err(Error::InvalidData {
-                    row: None,
-                    column: Some(f.clone()),
-                    msg: String::from(msg),
-                });
-            }
-        }
-        let cols = t.columns_named(&feats)?;
-        let mut names = Vec::new();
-        if spec.intercept {
-            names.push(String::from("intercept"));
-        }
-        names.extend(feats.iter().cloned());
+        let plan = spec.plan(&t.names)?;
+        let cols: Vec<&[f64]> = plan
+            .features
+            .iter()
+            .map(|&j| t.columns[j].as_slice())
+            .collect();
+        let names = plan.names;
         let d = names.len();
         let off = usize::from(spec.intercept);
         let mut shift = alloc::vec![0.0; cols.len()];

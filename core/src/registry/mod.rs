@@ -61,6 +61,20 @@ pub fn build_model_on(
     models::build(name, table, design, settings, Some(parallel))
 }
 
+/// [`build_model_on`] for a regression model ([`models::takes_design`]) from its design, made
+/// by the caller straight from the data (the CLI's CSV reader writes a file's cells into the
+/// design's rows by [`DesignSpec::plan`](crate::data::DesignSpec::plan)): the same model as
+/// from the table that design was made from ([`models::build_from_design`]).
+pub fn build_model_from_design_on(
+    name: &str,
+    design: crate::data::Design,
+    response: &str,
+    settings: &Settings,
+    parallel: Arc<dyn crate::parallel::ParallelFor>,
+) -> Result<Arc<dyn DataModel>, Error> {
+    models::build_from_design(name, design, response, settings, Some(parallel))
+}
+
 /// Build a chain for `model`. The starting point is drawn from `rng` (the chain's own stream),
 /// so the same seed gives the same chain natively and in the browser.
 ///

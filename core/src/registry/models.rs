@@ -354,14 +354,104 @@ fn reparametrise<F: crate::model::GlmFamily>(
     }
 }
 
-/// Build model `name` from `table`; model options come from `settings` (keys read are marked
-/// used). Time-series models (`lgssm`, `sv`, `garch`) read one column (see
-/// [`SeriesModel::from_table`]). Unknown names give [`Error::Unknown`]. A GLM's whitening
-/// (and later its full-data passes) run on `parallel` when given.
-pub fn build(
+/// Whether model `name` reads a regression design ([`build_from_design`] builds it from one).
+pub fn takes_design(name: &str) -> bool {
+    matches!(name, "logistic" | "poisson" | "linear" | "robust")
+}
+
+/// Model `name` (a regression model: [`takes_design`]) from a design already made from the
+/// data, as [`build`] makes it from a table whose design this is: the same model, settings
+/// read in the same order, the same errors but for the table's own (a reader that writes the
+/// design itself, as the CLI's CSV reader, finds those from the column names with
+/// [`DesignSpec::plan`]). Every value must be finite (errors name the first other one:
+/// the response's, then each feature's in order, as [`build`] does); `response` names the
+/// response in errors.
+pub fn build_from_design(
     name: &str,
-    table: &Table,
-    design: &DesignSpec,
+    design: Design,
+    response: &str,
+    settings: &Settings,
+    parallel: Option<Arc<dyn crate::parallel::ParallelFor>>,
+) -> Result<Arc<dyn DataModel>, Error> {
+    if !takes_design(name) {
+        return Err(Error::Unknown {
+            what: "regression model",
+            name: name.into(),
+        });
+    }
+    regression(
+        name,
+        || {
+            check_design(&design, response, parallel.as_deref())?;
+            Ok(design)
+        },
+        response,
+        settings,
+        parallel.clone(),
+    )
+}
+
+/// A design made outside [`Design::from_table`] is whole (`x` is n × d, `y` has n values),
+/// has at least one row and one parameter, and every value is finite (the first other one
+/// named: the response's, then each column of `x` in order, as a scan of the table would).
+fn check_design(
+    design: &Design,
+    response: &str,
+    parallel: Option<&dyn crate::parallel::ParallelFor>,
+) -> Result<(), Error> {
+    let (n, d) = (design.n, design.d);
+    Error::check_dim("design rows (y)", n, design.y.len())?;
+    Error::check_dim("design columns (names)", d, design.names.len())?;
+    Error::check_dim("design values (x)", n.saturating_mul(d), design.x.len())?;
+    if n == 0 {
+        return Err(Error::data("the data set has no rows"));
+    }
+    if d == 0 {
+        return Err(Error::data(
+            "the model has no parameters: no feature columns and no intercept",
+        ));
+    }
+    let not_finite = |row: usize, column: &str| Error::InvalidData {
+        row: Some(row + 1),
+        column: Some(column.into()),
+        msg: String::from("value is not finite"),
+    };
+    if let Some(i) = design.y.iter().position(|v| !v.is_finite()) {
+        return Err(not_finite(i, response));
+    }
+    // One pass over x in chunks of rows (on `parallel`'s threads when given); the ordered
+    // search only when it finds a value that is not finite.
+    let chunk = crate::parallel::PASS_CHUNK * d;
+    let chunks = design.x.len().div_ceil(chunk);
+    let finite = core::sync::atomic::AtomicBool::new(true);
+    let job = |k: usize| {
+        let part = &design.x[k * chunk..((k + 1) * chunk).min(design.x.len())];
+        if !part.iter().fold(true, |ok, v| ok & v.is_finite()) {
+            finite.store(false, core::sync::atomic::Ordering::Relaxed);
+        }
+    };
+    match parallel {
+        Some(p) if chunks > 1 => p.for_each(chunks, &job),
+        _ => (0..chunks).for_each(job),
+    }
+    if finite.into_inner() {
+        return Ok(());
+    }
+    for (j, name) in design.names.iter().enumerate() {
+        if let Some(i) = (0..n).find(|&i| !design.x[i * d + j].is_finite()) {
+            return Err(not_finite(i, name));
+        }
+    }
+    Ok(())
+}
+
+/// The regression models of [`build`] and [`build_from_design`]: `make_design` is called where
+/// [`build`] makes the design from the table (after the settings read before it, before the
+/// ones read after), so both give the same errors in the same order.
+fn regression(
+    name: &str,
+    make_design: impl FnOnce() -> Result<Design, Error>,
+    response: &str,
     settings: &Settings,
     parallel: Option<Arc<dyn crate::parallel::ParallelFor>>,
 ) -> Result<Arc<dyn DataModel>, Error> {
@@ -369,8 +459,8 @@ pub fn build(
         "logistic" => {
             let prior = Prior::from_settings(settings)?;
             let mode = ReparamMode::from_settings(settings)?;
-            let d = regression_design_on(table, design, parallel.as_deref())?;
-            check_binary(&d, &design.response)?;
+            let d = make_design()?;
+            check_binary(&d, response)?;
             Ok(Arc::new(reparametrise(
                 Glm::new(d, Logistic, prior),
                 mode,
@@ -380,8 +470,8 @@ pub fn build(
         "poisson" => {
             let prior = Prior::from_settings(settings)?;
             let mode = ReparamMode::from_settings(settings)?;
-            let d = regression_design_on(table, design, parallel.as_deref())?;
-            check_counts(&d, &design.response)?;
+            let d = make_design()?;
+            check_counts(&d, response)?;
             Ok(Arc::new(reparametrise(
                 Glm::new(d, Poisson, prior),
                 mode,
@@ -392,7 +482,7 @@ pub fn build(
             let prior = Prior::from_settings(settings)?;
             let mode = ReparamMode::from_settings(settings)?;
             let noise = linear::P_NOISE.choice(settings)?;
-            let d = regression_design_on(table, design, parallel.as_deref())?;
+            let d = make_design()?;
             if noise == "gamma" {
                 reject(
                     settings,
@@ -426,13 +516,39 @@ pub fn build(
             let mode = ReparamMode::from_settings(settings)?;
             let nu = glm::P_NU.real(settings)?;
             let scale = glm::P_T_SCALE.real(settings)?;
-            let d = regression_design_on(table, design, parallel.as_deref())?;
+            let d = make_design()?;
             Ok(Arc::new(reparametrise(
                 Glm::new(d, StudentT { nu, scale }, prior),
                 mode,
                 &parallel,
             )))
         }
+        other => Err(Error::Unknown {
+            what: "model",
+            name: other.into(),
+        }),
+    }
+}
+
+/// Build model `name` from `table`; model options come from `settings` (keys read are marked
+/// used). Time-series models (`lgssm`, `sv`, `garch`) read one column (see
+/// [`SeriesModel::from_table`]). Unknown names give [`Error::Unknown`]. A GLM's whitening
+/// (and later its full-data passes) run on `parallel` when given.
+pub fn build(
+    name: &str,
+    table: &Table,
+    design: &DesignSpec,
+    settings: &Settings,
+    parallel: Option<Arc<dyn crate::parallel::ParallelFor>>,
+) -> Result<Arc<dyn DataModel>, Error> {
+    match name {
+        "logistic" | "poisson" | "linear" | "robust" => regression(
+            name,
+            || regression_design_on(table, design, parallel.as_deref()),
+            &design.response,
+            settings,
+            parallel.clone(),
+        ),
         "gmm" => {
             let v1 = gmm::P_PRIOR_VAR_1.real(settings)?;
             let v2 = gmm::P_PRIOR_VAR_2.real(settings)?;
@@ -562,5 +678,168 @@ mod tests {
         let d =
             regression_design(&table(alloc::vec![1.0; 5], a, ok()), &spec(Some(&["b"]))).unwrap();
         assert_eq!(d.d, 2);
+    }
+
+    /// `DesignSpec::plan` from the names alone gives `Design::from_table`'s errors, in its
+    /// order, and its columns (the design's names, and the table columns its rows are read
+    /// from).
+    #[test]
+    fn plans_from_names_are_the_designs_of_tables() {
+        let ok = || alloc::vec![0.5, 1.5, -2.0, 3.0, 0.25];
+        let mut t = table(alloc::vec![1.0, 0.0, 1.0, 1.0, 0.0], ok(), ok());
+        t.names.push("intercept".into());
+        t.columns.push(ok());
+        let specs = [
+            spec(None),
+            spec(Some(&["b", "a"])),
+            spec(Some(&["b"])),
+            spec(Some(&["b", "y"])),
+            spec(Some(&["b", "b"])),
+            spec(Some(&["b", "nope"])),
+            spec(Some(&["nope", "b", "b"])),
+            spec(Some(&["intercept"])),
+            DesignSpec {
+                intercept: false,
+                ..spec(Some(&["intercept", "a"]))
+            },
+            DesignSpec {
+                intercept: false,
+                ..spec(Some(&[]))
+            },
+            DesignSpec {
+                response: "nope".into(),
+                ..spec(Some(&["b", "b"]))
+            },
+        ];
+        let mut designs = 0;
+        for s in &specs {
+            let plan = s.plan(&t.names);
+            match Design::from_table(&t, s) {
+                Ok(d) => {
+                    designs += 1;
+                    let plan = plan.unwrap();
+                    assert_eq!(plan.names, d.names, "{s:?}");
+                    assert_eq!(plan.intercept, s.intercept, "{s:?}");
+                    assert_eq!(t.columns[plan.response], d.y, "{s:?}");
+                    let off = usize::from(s.intercept);
+                    for (k, &j) in plan.features.iter().enumerate() {
+                        let col: Vec<f64> = (0..d.n).map(|i| d.x[i * d.d + off + k]).collect();
+                        assert_eq!(t.columns[j], col, "{s:?}");
+                    }
+                }
+                Err(e) => assert_eq!(plan.unwrap_err(), e, "{s:?}"),
+            }
+        }
+        assert_eq!(designs, 4);
+    }
+
+    /// A model name, its table and its settings.
+    type Case<'a> = (&'a str, &'a Table, &'a [(&'a str, &'a str)]);
+
+    /// A regression model from a design is the model from the table that design was made
+    /// from (the same density and gradient, bit for bit), with the same errors, in the same
+    /// order: settings read before the data first, then the data's, then the rest.
+    #[test]
+    fn models_from_designs_are_the_models_from_tables() {
+        let y = alloc::vec![1.0, 0.0, 1.0, 1.0, 0.0, 2.0];
+        let a = alloc::vec![0.5, 1.5, -2.0, 3.0, 0.25, -1.0];
+        let b = alloc::vec![-0.3, 0.7, 1.1, -2.4, 0.9, 0.1];
+        let both = |name: &str, t: &Table, set: &[(&str, &str)]| {
+            let mut settings = Settings::new();
+            for (k, v) in set {
+                settings.insert(k, v);
+            }
+            let from_table = build(name, t, &spec(None), &settings, None);
+            let design = Design::from_table(t, &spec(None)).unwrap();
+            let from_design = build_from_design(name, design, "y", &settings, None);
+            (from_table, from_design)
+        };
+        let head = |v: &[f64]| v[..5].to_vec();
+        let binary = table(head(&y), head(&a), head(&b));
+        let counts = table(y.clone(), a.clone(), b.clone());
+        let cases: [Case<'_>; 6] = [
+            ("logistic", &binary, &[]),
+            ("logistic", &binary, &[("reparam", "none")]),
+            ("poisson", &counts, &[]),
+            ("linear", &counts, &[]),
+            ("linear", &counts, &[("noise", "gamma")]),
+            ("robust", &counts, &[]),
+        ];
+        for (name, t, set) in cases {
+            let (m1, m2) = both(name, t, set);
+            let (m1, m2) = (m1.unwrap(), m2.unwrap());
+            assert_eq!(m1.param_names(), m2.param_names(), "{name} {set:?}");
+            assert_eq!((m1.n(), m1.dim()), (m2.n(), m2.dim()), "{name} {set:?}");
+            for theta in [[0.1, -0.2, 0.3, 0.0], [-0.5, 0.25, 0.75, 0.5]] {
+                let theta = &theta[..m1.dim()];
+                let (mut g1, mut g2) = (alloc::vec![0.0; m1.dim()], alloc::vec![0.0; m1.dim()]);
+                use crate::model::{FullData, LogDensity};
+                let l1 = FullData::new(m1.clone()).log_density_grad(theta, &mut g1);
+                let l2 = FullData::new(m2.clone()).log_density_grad(theta, &mut g2);
+                assert_eq!(l1.to_bits(), l2.to_bits(), "{name} {set:?}");
+                assert_eq!(g1, g2, "{name} {set:?}");
+            }
+        }
+        // The same errors: a setting read before the data, the response's values, a setting
+        // read after.
+        let errors: [Case<'_>; 4] = [
+            ("logistic", &counts, &[]),
+            ("logistic", &counts, &[("prior", "nope")]),
+            (
+                "poisson",
+                &table(alloc::vec![0.5; 6], a.clone(), b.clone()),
+                &[],
+            ),
+            ("linear", &counts, &[("noise", "gamma"), ("noise_sd", "2")]),
+        ];
+        for (name, t, set) in errors {
+            let (e1, e2) = both(name, t, set);
+            let (e1, e2) = (e1.err().unwrap(), e2.err().unwrap());
+            assert_eq!(e1, e2, "{name} {set:?}");
+        }
+    }
+
+    /// A design made outside `Design::from_table` is checked: its shape, rows and parameters,
+    /// and finiteness (the response first, then the columns of x in order); only regression
+    /// models take one.
+    #[test]
+    fn designs_are_checked_before_they_make_a_model() {
+        let design = |x: Vec<f64>, y: Vec<f64>| Design {
+            n: y.len(),
+            d: 2,
+            x,
+            y,
+            names: alloc::vec!["intercept".into(), "a".into()],
+        };
+        let ok_x = || alloc::vec![1.0, 0.5, 1.0, -1.5, 1.0, 2.0];
+        let ok_y = || alloc::vec![1.0, 0.0, 1.0];
+        let build = |d: Design| build_from_design("logistic", d, "y", &Settings::new(), None);
+        assert!(build(design(ok_x(), ok_y())).is_ok());
+        let mut x = ok_x();
+        x[5] = f64::NAN;
+        x[2] = f64::INFINITY;
+        let mut y = ok_y();
+        let at = |d: Design| located(build(d).map(|_| design(ok_x(), ok_y())));
+        let not_finite =
+            |row, column: &str| (Some(row), Some(column.into()), "value is not finite".into());
+        // Column `intercept` (row 2) comes before column `a` (row 3).
+        assert_eq!(at(design(x.clone(), y.clone())), not_finite(2, "intercept"));
+        x[2] = 1.0;
+        assert_eq!(at(design(x.clone(), y.clone())), not_finite(3, "a"));
+        // The response before x.
+        y[1] = f64::NAN;
+        assert_eq!(at(design(x, y)), not_finite(2, "y"));
+        let short = design(ok_x()[..5].to_vec(), ok_y());
+        assert!(matches!(build(short), Err(Error::Dimension { .. })));
+        let empty = design(alloc::vec![], alloc::vec![]);
+        assert!(matches!(build(empty), Err(Error::InvalidData { .. })));
+        let none = Design {
+            d: 0,
+            names: alloc::vec![],
+            ..design(alloc::vec![], ok_y())
+        };
+        assert!(matches!(build(none), Err(Error::InvalidData { .. })));
+        let other = build_from_design("gmm", design(ok_x(), ok_y()), "y", &Settings::new(), None);
+        assert!(matches!(other, Err(Error::Unknown { .. })));
     }
 }

@@ -15,7 +15,7 @@ use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 use tallmc_cli::csvdata::{push_f64, push_field, shorten, write_header};
-use tallmc_cli::csvfile::{read_csv_file, CsvFileError};
+use tallmc_cli::csvfile::{read_csv_data, CsvFileError, Data};
 use tallmc_core::chain::{run_chain, Chain, Cost, Phase};
 use tallmc_core::data::DesignSpec;
 use tallmc_core::diag;
@@ -164,6 +164,25 @@ pub fn run(a: &RunArgs) -> Result<(), CliError> {
 
     // Data first: its errors name the file, line and column.
     let data_name = a.data.display().to_string();
+    let spec = DesignSpec {
+        response: a.response.clone().unwrap_or_default(),
+        features: a.features.clone(),
+        intercept: !a.no_intercept,
+        standardize: a.standardize,
+    };
+    // A regression model's design, laid out from a CSV file's column names: a large plain file
+    // is parsed straight into the design's rows (tallmc_cli::csvfile). Without a plan (another
+    // model, standardised features, or names the spec does not fit: the table path then
+    // reports that), the table.
+    let takes_design =
+        registry::models::takes_design(&a.model) && a.response.is_some() && !a.standardize;
+    let plan = |names: &[String]| {
+        if takes_design {
+            spec.plan(names).ok()
+        } else {
+            None
+        }
+    };
     let t_data = Instant::now();
     let cannot_read = |e: std::io::Error| {
         CliError::input(format!("cannot read data file {data_name}: {}", io_msg(&e)))
@@ -188,11 +207,11 @@ pub fn run(a: &RunArgs) -> Result<(), CliError> {
             tallmc_cli::npy::is_numpy(&head[..got]),
         )
     };
-    let (table, lines) = match columnar {
+    let (data, lines) = match columnar {
         (Some(format), _) => {
             let t = tallmc_cli::columnar::read_columnar(&a.data, format, &data_name)
                 .map_err(CliError::input)?;
-            (t, None)
+            (Data::Table(t), None)
         }
         // NumPy's binary .npz/.npy (recognised by their first bytes): decoded from the file
         // mapped into memory (no copy of its bytes into fresh pages), or read whole where it
@@ -209,28 +228,33 @@ pub fn run(a: &RunArgs) -> Result<(), CliError> {
                 }
             }
             .map_err(CliError::input)?;
-            (t, None)
+            (Data::Table(t), None)
         }
         // CSV, in blocks when it is plain (tallmc_cli::csvfile).
         (None, false) => {
-            let (t, l) = read_csv_file(&a.data, &data_name).map_err(|e| match e {
+            let (t, l) = read_csv_data(&a.data, &data_name, &plan).map_err(|e| match e {
                 CsvFileError::Io(e) => cannot_read(e),
                 CsvFileError::Csv(e) => CliError::input(e.to_string()),
             })?;
             (t, Some(l))
         }
     };
+    let names = match &data {
+        Data::Table(t) => &t.names,
+        Data::Design { names, .. } => names,
+    };
+    let column_index = |c: &str| names.iter().position(|n| n == c);
     let data_seconds = t_data.elapsed().as_secs_f64();
     // The columns as a short list (a header may have millions, and names may be long).
     let columns = || {
-        let mut list: Vec<String> = table.names.iter().take(10).map(|c| shorten(c)).collect();
-        if table.names.len() > 10 {
-            list.push(format!("… {} in all", table.names.len()));
+        let mut list: Vec<String> = names.iter().take(10).map(|c| shorten(c)).collect();
+        if names.len() > 10 {
+            list.push(format!("… {} in all", names.len()));
         }
         list.join(", ")
     };
     if let Some(r) = &a.response {
-        if table.column_index(r).is_none() {
+        if column_index(r).is_none() {
             return Err(CliError::input(format!(
                 "{data_name}: no column \"{}\" for --response (columns: {})",
                 shorten(r),
@@ -240,7 +264,7 @@ pub fn run(a: &RunArgs) -> Result<(), CliError> {
     }
     if let Some(fs) = &a.features {
         for (k, f) in fs.iter().enumerate() {
-            if table.column_index(f).is_none() {
+            if column_index(f).is_none() {
                 return Err(CliError::input(format!(
                     "{data_name}: no column \"{}\" for --features (columns: {})",
                     shorten(f),
@@ -285,12 +309,6 @@ pub fn run(a: &RunArgs) -> Result<(), CliError> {
         sampler: Some(&a.sampler),
         settings: Some(&settings),
     };
-    let spec = DesignSpec {
-        response: a.response.clone().unwrap_or_default(),
-        features: a.features.clone(),
-        intercept: !a.no_intercept,
-        standardize: a.standardize,
-    };
     let t_model = Instant::now();
     // Set-up (a mode search for the whitening, then chain 0's mode search, automatic step size
     // and pilot runs) can take a while at large d: a spinner says so on a terminal from here
@@ -299,13 +317,18 @@ pub fn run(a: &RunArgs) -> Result<(), CliError> {
     // Every core during the build (nothing else runs yet: the whitening's mode search and
     // Hessian split their chunks), then the cores left over by the chains.
     let cores = tallmc_cli::parallel::pass_threads(1);
-    let model = registry::build_model_on(
-        &a.model,
-        &table,
-        &spec,
-        &settings,
-        std::sync::Arc::new(tallmc_cli::parallel::Pool::new(cores)),
-    );
+    let table_columns = names.len();
+    let read_into = match data {
+        Data::Table(_) => "table",
+        Data::Design { .. } => "design",
+    };
+    let pool = std::sync::Arc::new(tallmc_cli::parallel::Pool::new(cores));
+    let model = match data {
+        Data::Table(table) => registry::build_model_on(&a.model, &table, &spec, &settings, pool),
+        Data::Design { design, .. } => {
+            registry::build_model_from_design_on(&a.model, design, &spec.response, &settings, pool)
+        }
+    };
     if model.is_err() {
         spinner.finish_and_clear();
     }
@@ -319,8 +342,6 @@ pub fn run(a: &RunArgs) -> Result<(), CliError> {
         )));
     }
     let n = model.n();
-    let table_columns = table.names.len();
-    drop(table);
     if let Some(info) = model.reparam_info() {
         if info.kind == "failed" {
             spinner.suspend(|| eprintln!("warning: reparam: {}", info.note));
@@ -471,6 +492,7 @@ pub fn run(a: &RunArgs) -> Result<(), CliError> {
         wall_total,
         model_seconds,
         data_seconds,
+        read_into,
         ksd_seconds,
         ksd,
         warnings: &warnings,

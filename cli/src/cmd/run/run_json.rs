@@ -21,6 +21,9 @@ pub(super) struct RunReport<'a> {
     pub(super) model_seconds: f64,
     /// Seconds to read and parse the data file.
     pub(super) data_seconds: f64,
+    /// What the data file was read into: `"design"` (a plain CSV parsed straight into a
+    /// regression design's rows) or `"table"`.
+    pub(super) read_into: &'static str,
     /// Seconds of the kernel Stein discrepancy (0 when skipped).
     pub(super) ksd_seconds: f64,
     /// The `ksd` block ([`ksd_json`]).
@@ -179,7 +182,7 @@ pub(super) fn write_run_json(dir: &Path, r: &RunReport<'_>) -> Result<(), CliErr
             "model_settings": resolved(r.model_info_params, r.settings),
             "sampler_settings": resolved(r.sampler_info_params, r.settings),
         },
-        "data": {"n": n, "d": r.model.dim()},
+        "data": {"n": n, "d": r.model.dim(), "read_into": r.read_into},
         "params": r.param_names,
         "sampler": {"exact": r.exact, "signed": r.signed},
         "wall_time_seconds": {
@@ -220,6 +223,7 @@ pub(super) fn write_run_json(dir: &Path, r: &RunReport<'_>) -> Result<(), CliErr
             "_total": "counts setup (mode finding, centring, the reparametrisation's mode search) and warm-up as well",
             "full_data_passes": "max(lik_evals, grad_evals) / n",
             "data_fraction_per_iteration": "sampling-phase full-data passes per kept iteration",
+            "data": "n rows, d parameters; read_into: design when a plain CSV was parsed straight into the regression design's rows (one copy of the data), table when into the file's columns (the model then makes its own copy)",
             "wall_time_seconds": "total: the whole run up to run.json; data_load: reading and parsing the data file; model_build: the model, with the reparametrisation's mode search; chains: every chain's set-up, warm-up and sampling (in parallel); ksd: the kernel Stein discrepancy",
             "peak_memory_bytes": "the process's peak resident memory when run.json was written (null where the system does not report it)",
         },
