@@ -396,6 +396,21 @@ pub fn plain_columns(ncol: usize, rows: usize) -> Vec<Vec<f64>> {
     (0..ncol).map(|_| vec![0.0; rows]).collect()
 }
 
+/// What a data file was read into (`csvfile::read_csv_data`, [`crate::npy::read_numpy_data`]).
+#[derive(Debug)]
+pub enum Data {
+    /// The file's table.
+    Table(Table),
+    /// The design that the plan laid out, written straight from the file's cells (the design
+    /// that `Design::from_table` makes from the file's table, without standardising).
+    Design {
+        /// The file's column names.
+        names: Vec<String>,
+        /// The design.
+        design: Design,
+    },
+}
+
 /// A regression design written by the plain parse straight from a file's cells
 /// ([`parse_plain_rows_into`]): the rows of `x` (n × d, row-major, the intercept's ones
 /// first when the plan has one) and the response `y`, laid out by a [`DesignPlan`] found from

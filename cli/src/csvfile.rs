@@ -9,13 +9,14 @@
 //! [`parse_csv_located`], which then gives the table or the located error: the result is the
 //! same in every case (`csvfile::tests`).
 
+pub use crate::csvdata::Data;
 use crate::csvdata::{
     parse_csv_located, parse_plain_body_into, parse_plain_rows_into, plain_columns, plain_names,
     CsvError, DesignRows, RowLines,
 };
 use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
-use tallmc_core::data::{Design, DesignPlan, Table};
+use tallmc_core::data::{DesignPlan, Table};
 
 /// Files below this many bytes are read whole (one block would hold them anyway).
 const STREAM_FROM: u64 = 32 << 20;
@@ -30,21 +31,6 @@ pub enum CsvFileError {
     Io(std::io::Error),
     /// The file's contents, located (as [`parse_csv_located`] reports them).
     Csv(CsvError),
-}
-
-/// What [`read_csv_data`] read.
-#[derive(Debug)]
-pub enum Data {
-    /// The file's table.
-    Table(Table),
-    /// The design that the plan laid out, written straight from the file's cells (the design
-    /// that `Design::from_table` makes from the file's table, without standardising).
-    Design {
-        /// The file's column names.
-        names: Vec<String>,
-        /// The design.
-        design: Design,
-    },
 }
 
 /// The table in the CSV file at `path` and the file line of each data row, as
@@ -293,7 +279,7 @@ fn plain_in_blocks(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tallmc_core::data::DesignSpec;
+    use tallmc_core::data::{Design, DesignSpec};
 
     /// A file in the system's temporary directory, removed when dropped.
     struct TempFile(std::path::PathBuf);

@@ -10,7 +10,8 @@
 //! types, arrays of other shapes, members of different lengths, duplicate names.
 
 use crate::csvdata::shorten;
-use tallmc_core::data::Table;
+use crate::csvdata::Data;
+use tallmc_core::data::{Design, DesignPlan, Table};
 
 /// The magic bytes at the start of a `.npy` file.
 const NPY_MAGIC: &[u8] = b"\x93NUMPY";
@@ -25,8 +26,54 @@ pub fn is_numpy(bytes: &[u8]) -> bool {
 /// The table in a `.npz` or `.npy` file; errors name the file and, where it applies, the member
 /// and the row.
 pub fn read_numpy(bytes: &[u8], source: &str) -> Result<Table, String> {
+    let c = numpy_columns(bytes, source)?;
+    table_of(&c, source)
+}
+
+/// [`read_numpy`], or the design that `plan` lays out when it gives one for the file's column
+/// names (`tallmc run` passes `DesignSpec::plan` for a regression model): each value is then
+/// decoded straight into the design's rows (the design `Design::from_table` makes from the
+/// table, without standardising), without the table's columns. A file with an error (columns
+/// of different lengths, no rows, a value that is not finite in any column) gives the error
+/// [`read_numpy`] gives.
+pub fn read_numpy_data(
+    bytes: &[u8],
+    source: &str,
+    plan: &dyn Fn(&[String]) -> Option<DesignPlan>,
+) -> Result<Data, String> {
+    let c = numpy_columns(bytes, source)?;
+    if let Some(design) = design_of(&c, plan) {
+        return Ok(Data::Design {
+            names: c.names,
+            design,
+        });
+    }
+    table_of(&c, source).map(Data::Table)
+}
+
+/// The columns of a `.npy` or `.npz` file, checked as arrays but not decoded: column j is
+/// elements `base + i · step` (i = 0, 1, …, `rows` − 1) of `arrays[array]`.
+struct Columns<'a> {
+    names: Vec<String>,
+    arrays: Vec<Npy<'a>>,
+    /// Per column: (array, base, step, rows).
+    cols: Vec<(usize, usize, usize, usize)>,
+}
+
+impl Columns<'_> {
+    /// Row i of column j.
+    #[inline]
+    fn value(&self, j: usize, i: usize) -> f64 {
+        let (a, base, step, _) = self.cols[j];
+        self.arrays[a].value(base + i * step)
+    }
+}
+
+/// The columns of a `.npz` or `.npy` file; errors name the file and, where it applies, the
+/// member.
+fn numpy_columns<'a>(bytes: &'a [u8], source: &str) -> Result<Columns<'a>, String> {
     let err = |m: String| format!("{source}: {m}");
-    let (names, columns) = if bytes.starts_with(NPY_MAGIC) {
+    if bytes.starts_with(NPY_MAGIC) {
         let a = parse_npy(bytes).map_err(err)?;
         let (n, k) = match a.shape.as_slice() {
             [n, k] => (*n, *k),
@@ -37,38 +84,57 @@ pub fn read_numpy(bytes: &[u8], source: &str) -> Result<Table, String> {
                 )))
             }
         };
-        let mut columns = vec![Vec::with_capacity(n); k];
-        for i in 0..n {
-            for (j, col) in columns.iter_mut().enumerate() {
-                let at = if a.fortran { j * n + i } else { i * k + j };
-                col.push(a.value(at));
-            }
-        }
-        ((0..k).map(|j| format!("x{j}")).collect(), columns)
-    } else {
-        let members = zip_members(bytes).map_err(err)?;
-        let mut names: Vec<String> = Vec::with_capacity(members.len());
-        let mut columns = Vec::with_capacity(members.len());
-        let mut seen = std::collections::HashSet::new();
-        for (name, data) in members {
-            let col = name.strip_suffix(".npy").unwrap_or(&name).to_string();
-            let a =
-                parse_npy(data).map_err(|m| err(format!("member \"{}\": {m}", shorten(&name))))?;
-            if a.shape.len() != 1 {
-                return Err(err(format!(
-                    "member \"{}\" has shape {:?}; every member of a .npz table is one column (a one-dimensional array)",
-                    shorten(&name),
-                    a.shape
-                )));
-            }
-            if !seen.insert(col.clone()) {
-                return Err(err(format!("column \"{}\" appears twice", shorten(&col))));
-            }
-            columns.push((0..a.shape[0]).map(|i| a.value(i)).collect::<Vec<f64>>());
-            names.push(col);
-        }
-        (names, columns)
+        let fortran = a.fortran;
+        let cols = (0..k)
+            .map(|j| {
+                if fortran {
+                    (0, j * n, 1, n)
+                } else {
+                    (0, j, k, n)
+                }
+            })
+            .collect();
+        return Ok(Columns {
+            names: (0..k).map(|j| format!("x{j}")).collect(),
+            arrays: vec![a],
+            cols,
+        });
+    }
+    let members = zip_members(bytes).map_err(err)?;
+    let mut c = Columns {
+        names: Vec::with_capacity(members.len()),
+        arrays: Vec::with_capacity(members.len()),
+        cols: Vec::with_capacity(members.len()),
     };
+    let mut seen = std::collections::HashSet::new();
+    for (name, data) in members {
+        let col = name.strip_suffix(".npy").unwrap_or(&name).to_string();
+        let a = parse_npy(data).map_err(|m| err(format!("member \"{}\": {m}", shorten(&name))))?;
+        if a.shape.len() != 1 {
+            return Err(err(format!(
+                "member \"{}\" has shape {:?}; every member of a .npz table is one column (a one-dimensional array)",
+                shorten(&name),
+                a.shape
+            )));
+        }
+        if !seen.insert(col.clone()) {
+            return Err(err(format!("column \"{}\" appears twice", shorten(&col))));
+        }
+        c.cols.push((c.arrays.len(), 0, 1, a.shape[0]));
+        c.arrays.push(a);
+        c.names.push(col);
+    }
+    Ok(c)
+}
+
+/// The table of decoded columns; errors (no columns, different lengths, a value that is not
+/// finite, no rows) name the file, the column and the row.
+fn table_of(c: &Columns<'_>, source: &str) -> Result<Table, String> {
+    let err = |m: String| format!("{source}: {m}");
+    let names = c.names.clone();
+    let columns: Vec<Vec<f64>> = (0..c.cols.len())
+        .map(|j| (0..c.cols[j].3).map(|i| c.value(j, i)).collect())
+        .collect();
     if names.is_empty() {
         return Err(err("the file holds no columns".into()));
     }
@@ -94,8 +160,108 @@ pub fn read_numpy(bytes: &[u8], source: &str) -> Result<Table, String> {
     if n == 0 {
         return Err(err("the table has no rows".into()));
     }
-    Table::new(names, columns).map_err(|e| err(e.to_string()))
+    // Every value is finite (checked above).
+    Table::new_finite(names, columns).map_err(|e| err(e.to_string()))
 }
+
+/// Rows per piece of [`design_of`]'s work (a piece's rows of the design stay in cache while
+/// each column is written into them).
+const PIECE: usize = 8_192;
+
+/// The design `plan` lays out for the columns, decoded straight into its rows (pieces of
+/// rows on the cores there are), when the plan gives one and every column has the same
+/// number of rows, at least one, all finite (the columns the design does not read too, as
+/// [`table_of`] requires); `None` otherwise.
+fn design_of(c: &Columns<'_>, plan: &dyn Fn(&[String]) -> Option<DesignPlan>) -> Option<Design> {
+    let n = c.cols.first()?.3;
+    if n == 0 || c.cols.iter().any(|col| col.3 != n) {
+        return None;
+    }
+    let plan = plan(&c.names)?;
+    let d = plan.names.len();
+    let off = usize::from(plan.intercept);
+    if d == 0 || plan.features.len() + off != d || plan.response >= c.cols.len() {
+        return None;
+    }
+    if plan.features.iter().any(|&j| j >= c.cols.len()) {
+        return None;
+    }
+    let mut read = vec![false; c.cols.len()];
+    read[plan.response] = true;
+    plan.features.iter().for_each(|&j| read[j] = true);
+    let unread: Vec<usize> = (0..c.cols.len()).filter(|&j| !read[j]).collect();
+    let mut x = vec![0.0; n.checked_mul(d)?];
+    let mut y = vec![0.0; n];
+    // One piece: rows i0.. of x and y.
+    let piece = |k: usize, xs: &mut [f64], ys: &mut [f64]| -> bool {
+        let i0 = k * PIECE;
+        let mut ok = true;
+        if plan.intercept {
+            xs.chunks_exact_mut(d).for_each(|r| r[0] = 1.0);
+        }
+        for (q, &j) in plan.features.iter().enumerate() {
+            for (r, row) in xs.chunks_exact_mut(d).enumerate() {
+                let v = c.value(j, i0 + r);
+                ok &= v.is_finite();
+                row[off + q] = v;
+            }
+        }
+        for (r, v) in ys.iter_mut().enumerate() {
+            *v = c.value(plan.response, i0 + r);
+            ok &= v.is_finite();
+        }
+        for &j in &unread {
+            for r in 0..ys.len() {
+                ok &= c.value(j, i0 + r).is_finite();
+            }
+        }
+        ok
+    };
+    let pieces: Vec<(&mut [f64], &mut [f64])> =
+        x.chunks_mut(PIECE * d).zip(y.chunks_mut(PIECE)).collect();
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |t| t.get())
+        .min(pieces.len());
+    let ok = if threads <= 1 {
+        pieces
+            .into_iter()
+            .enumerate()
+            .fold(true, |ok, (k, (xs, ys))| piece(k, xs, ys) && ok)
+    } else {
+        // Piece k to thread k mod threads (each piece's pages first touched by its thread).
+        let mut groups: Vec<Vec<Piece<'_>>> = (0..threads).map(|_| Vec::new()).collect();
+        for (k, (xs, ys)) in pieces.into_iter().enumerate() {
+            groups[k % threads].push((k, xs, ys));
+        }
+        let piece = &piece;
+        std::thread::scope(|s| {
+            let handles: Vec<_> = groups
+                .into_iter()
+                .map(|g| {
+                    s.spawn(move || {
+                        g.into_iter()
+                            .fold(true, |ok, (k, xs, ys)| piece(k, xs, ys) && ok)
+                    })
+                })
+                .collect();
+            let done: Vec<bool> = handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or(false))
+                .collect();
+            done.iter().all(|&ok| ok)
+        })
+    };
+    ok.then_some(Design {
+        n,
+        d,
+        x,
+        y,
+        names: plan.names,
+    })
+}
+
+/// A piece of [`design_of`]'s work: its index, its rows of x and of y.
+type Piece<'a> = (usize, &'a mut [f64], &'a mut [f64]);
 
 /// One parsed `.npy` array: its shape, order and raw little-endian elements.
 struct Npy<'a> {
@@ -559,5 +725,82 @@ mod tests {
         b[dir + 10] = 8;
         let e = read_numpy(&b, "t.npz").unwrap_err();
         assert!(e.contains("numpy.savez"), "{e}");
+    }
+
+    /// With a design plan, the design of `Design::from_table` on the file's table, bit for bit,
+    /// decoded straight into the rows (in pieces on several threads when the table is tall);
+    /// a file with an error gives `read_numpy`'s error; no plan, or one that does not fit,
+    /// gives the table.
+    #[test]
+    fn designs_are_decoded_like_the_tables_design() {
+        use tallmc_core::data::DesignSpec;
+        let n = 3 * PIECE + 17;
+        let col = |k: u64| -> Vec<f64> {
+            (0..n as u64)
+                .map(|i| ((i * 7919 + k * 104_729) % 1000) as f64 / 64.0 - 7.5)
+                .collect()
+        };
+        let y: Vec<f64> = (0..n).map(|i| (i % 3 == 0) as u8 as f64).collect();
+        let t = Table::new(
+            vec!["a".into(), "y".into(), "b".into(), "c".into()],
+            vec![col(1), y, col(2), col(3)],
+        )
+        .unwrap();
+        let mut npz = Vec::new();
+        write_npz(&mut npz, &t).unwrap();
+        let spec = |response: &str, features: Option<Vec<String>>, intercept| DesignSpec {
+            response: response.into(),
+            features,
+            intercept,
+            standardize: false,
+        };
+        let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        let specs = [
+            spec("y", None, true),
+            spec("y", Some(vec!["c".into(), "a".into()]), false),
+            spec("b", Some(vec!["y".into()]), true),
+        ];
+        for s in &specs {
+            let plan = |names: &[String]| s.plan(names).ok();
+            let want = tallmc_core::data::Design::from_table(&t, s).unwrap();
+            match read_numpy_data(&npz, "t.npz", &plan).unwrap() {
+                Data::Design { names, design } => {
+                    assert_eq!(names, t.names, "{s:?}");
+                    assert_eq!((design.n, design.d), (want.n, want.d), "{s:?}");
+                    assert_eq!(design.names, want.names, "{s:?}");
+                    assert_eq!(bits(&design.x), bits(&want.x), "{s:?}");
+                    assert_eq!(bits(&design.y), bits(&want.y), "{s:?}");
+                }
+                other => panic!("{s:?}: {other:?}"),
+            }
+        }
+        // No plan, or a plan for a column the file lacks: the table.
+        for plan in [
+            &(|_: &[String]| None) as &dyn Fn(&[String]) -> Option<DesignPlan>,
+            &|names: &[String]| spec("nope", None, true).plan(names).ok(),
+        ] {
+            match read_numpy_data(&npz, "t.npz", plan).unwrap() {
+                Data::Table(u) => assert_eq!(u, t),
+                other => panic!("{other:?}"),
+            }
+        }
+        // A value that is not finite, in a column the design reads or not: read_numpy's error.
+        let plan = |names: &[String]| specs[1].plan(names).ok();
+        for j in [0usize, 2] {
+            let mut bad = t.clone();
+            bad.columns[j][n - 5] = f64::INFINITY;
+            let mut buf = Vec::new();
+            write_npz(&mut buf, &bad).unwrap();
+            let e = read_numpy_data(&buf, "t.npz", &plan).unwrap_err();
+            assert_eq!(e, read_numpy(&buf, "t.npz").unwrap_err());
+            assert!(e.contains(&format!("row {}", n - 4)), "{e}");
+        }
+        // Columns of different lengths: read_numpy's error.
+        let mut short = t.clone();
+        short.columns[2].pop();
+        let mut buf = Vec::new();
+        write_npz(&mut buf, &short).unwrap();
+        let e = read_numpy_data(&buf, "t.npz", &plan).unwrap_err();
+        assert_eq!(e, read_numpy(&buf, "t.npz").unwrap_err());
     }
 }

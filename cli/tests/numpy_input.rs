@@ -1,6 +1,7 @@
 //! NumPy input (issue 21, fixed costs): `tallmc run --data` reads numpy.savez's `.npz` (one
 //! named column per array) and `.npy` tables (columns x0, x1, …) written by numpy itself
 //! (fixtures/numpy/make_numpy.py), giving the same draws as the same table in CSV;
+//! a regression model's design is decoded straight from the arrays (run.json `data.read_into`);
 //! `tallmc simulate --out F.npz` writes a file numpy reads; compressed archives are refused
 //! with one clear line.
 
@@ -18,6 +19,14 @@ fn npz_and_npy_tables_give_the_csv_tables_draws() {
         csv, npz,
         "int8, int64, bool, float64 and float32 columns read as in CSV"
     );
+    // The .npz went straight into the design's rows, the small CSV into a table.
+    let read_into = |out: &str| {
+        let json = std::fs::read_to_string(std::path::Path::new(out).join("run.json")).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+        v["data"]["read_into"].as_str().unwrap_or("").to_string()
+    };
+    assert_eq!(read_into(&dir.join("npz")), "design");
+    assert_eq!(read_into(&dir.join("csv")), "table");
     let c = draws(&format!("{FIX}/matrix.npy"), "x0", &dir.join("c"));
     let f = draws(&format!("{FIX}/fortran.npy"), "x0", &dir.join("f"));
     assert_eq!(c, f, "C and Fortran order");

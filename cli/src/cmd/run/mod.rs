@@ -220,15 +220,15 @@ pub fn run(a: &RunArgs) -> Result<(), CliError> {
         (None, true) => {
             let file = std::fs::File::open(&a.data).map_err(cannot_read)?;
             // SAFETY: read-only, and only read while `map` lives (see above).
-            let t = match unsafe { memmap2::Mmap::map(&file) } {
-                Ok(map) => tallmc_cli::npy::read_numpy(&map, &data_name),
+            let data = match unsafe { memmap2::Mmap::map(&file) } {
+                Ok(map) => tallmc_cli::npy::read_numpy_data(&map, &data_name, &plan),
                 Err(_) => {
                     let bytes = std::fs::read(&a.data).map_err(cannot_read)?;
-                    tallmc_cli::npy::read_numpy(&bytes, &data_name)
+                    tallmc_cli::npy::read_numpy_data(&bytes, &data_name, &plan)
                 }
             }
             .map_err(CliError::input)?;
-            (Data::Table(t), None)
+            (data, None)
         }
         // CSV, in blocks when it is plain (tallmc_cli::csvfile).
         (None, false) => {
