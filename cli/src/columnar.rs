@@ -15,6 +15,7 @@
 //! bindings nor the Python wheel compile arrow-rs.
 
 use crate::csvdata::shorten;
+use crate::csvdata::Data;
 use crate::messages::push_data_error;
 use arrow_array::cast::AsArray;
 use arrow_array::types::{
@@ -29,7 +30,7 @@ use parquet::basic::Compression;
 use std::fs::File;
 use std::path::Path;
 use std::sync::Arc;
-use tallmc_core::data::Table;
+use tallmc_core::data::{Design, DesignPlan, Table};
 
 /// The kinds of columnar file read here.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -82,6 +83,25 @@ fn one_line(s: impl std::fmt::Display) -> String {
 /// The table in the columnar file at `path`; errors name `source` (the file as the user gave
 /// it) and, where it applies, the column and the 1-based row.
 pub fn read_columnar(path: &Path, format: Format, source: &str) -> Result<Table, String> {
+    match read_columnar_data(path, format, source, &|_| None)? {
+        Data::Table(t) => Ok(t),
+        // Not reached without a plan; the design's columns would not be the file's.
+        Data::Design { .. } => Err(format!("{source}: read as a design")),
+    }
+}
+
+/// [`read_columnar`], or for a Parquet file the design that `plan` lays out when it gives one
+/// for the file's column names (`tallmc run` passes `DesignSpec::plan` for a regression model):
+/// each row group is then decoded straight into the design's rows (the design
+/// `Design::from_table` makes from the table, without standardising), without the table's
+/// columns. The same checks of every value of every column, so the same errors. Arrow IPC
+/// files give their table.
+pub fn read_columnar_data(
+    path: &Path,
+    format: Format,
+    source: &str,
+    plan: &dyn Fn(&[String]) -> Option<DesignPlan>,
+) -> Result<Data, String> {
     let err = |m: String| format!("{source}: {m}");
     // arrow-rs asserts some invariants of a file's metadata instead of returning an error (a
     // negative column offset, say): a damaged file must still give one line and exit code 2,
@@ -89,11 +109,11 @@ pub fn read_columnar(path: &Path, format: Format, source: &str) -> Result<Table,
     let hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(|_| {}));
     let read = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match format {
-        Format::Parquet => read_parquet(path),
-        Format::ArrowFile | Format::ArrowStream => read_ipc(path, format),
+        Format::Parquet => read_parquet(path, plan),
+        Format::ArrowFile | Format::ArrowStream => read_ipc(path, format).map(Read::Columns),
     }));
     std::panic::set_hook(hook);
-    let (names, columns) = read
+    let read = read
         .unwrap_or_else(|p| {
             let m = p
                 .downcast_ref::<&str>()
@@ -103,13 +123,116 @@ pub fn read_columnar(path: &Path, format: Format, source: &str) -> Result<Table,
             Err(ReadError::Damaged(m))
         })
         .map_err(|e| err(e.message(format)))?;
-    if names.is_empty() {
-        return Err(err("the file holds no columns".into()));
+    match read {
+        Read::Columns((names, columns)) => {
+            if names.is_empty() {
+                return Err(err("the file holds no columns".into()));
+            }
+            if columns[0].is_empty() {
+                return Err(err("the table has no rows".into()));
+            }
+            Table::new(names, columns)
+                .map(Data::Table)
+                .map_err(|e| err(e.to_string()))
+        }
+        Read::Design(names, design) => {
+            // A plan names at least one column.
+            if design.n == 0 {
+                return Err(err("the table has no rows".into()));
+            }
+            Ok(Data::Design { names, design })
+        }
     }
-    if columns[0].is_empty() {
-        return Err(err("the table has no rows".into()));
+}
+
+/// What a reader read: the file's columns, or a design's rows.
+enum Read {
+    Columns(Columns),
+    Design(Vec<String>, Design),
+}
+
+/// A design's layout over a file's columns: per column, its slot in a row of x (< d), d for
+/// the response, [`SKIP`] for a column the design does not read (its values are checked all
+/// the same).
+struct Layout {
+    place: Vec<usize>,
+    d: usize,
+    intercept: bool,
+}
+
+/// [`Layout::place`] of a column the design does not read.
+const SKIP: usize = usize::MAX;
+
+impl Layout {
+    /// The layout of `plan` over a file of `ncol` columns (`None` when it does not fit).
+    fn of(plan: &DesignPlan, ncol: usize) -> Option<Self> {
+        let d = plan.names.len();
+        let off = usize::from(plan.intercept);
+        if d == 0 || plan.response >= ncol || plan.features.len() + off != d {
+            return None;
+        }
+        let mut place = vec![SKIP; ncol];
+        for (k, &j) in plan.features.iter().enumerate() {
+            *place.get_mut(j)? = off + k;
+        }
+        place[plan.response] = d;
+        Some(Layout {
+            place,
+            d,
+            intercept: plan.intercept,
+        })
     }
-    Table::new(names, columns).map_err(|e| err(e.to_string()))
+}
+
+/// Where a row group's rows go: one slice per column, or a design's rows of x and y.
+enum Dst<'a> {
+    Columns(Vec<&'a mut [f64]>),
+    Rows { x: &'a mut [f64], y: &'a mut [f64] },
+}
+
+impl Dst<'_> {
+    fn rows(&self, d: usize) -> usize {
+        match self {
+            Dst::Columns(c) => c.first().map_or(0, |c| c.len()),
+            Dst::Rows { x, .. } => x.len() / d.max(1),
+        }
+    }
+}
+
+/// Copy `batch` into the design's rows `x` (k × d) and `y` (k), through `tmp` one column at a
+/// time: every column checked as [`fill_batch`] checks it, in the same order.
+fn fill_rows(
+    batch: &RecordBatch,
+    names: &[String],
+    layout: &Layout,
+    (x, y): (&mut [f64], &mut [f64]),
+    first_row: usize,
+    tmp: &mut Vec<f64>,
+) -> Result<(), ReadError> {
+    if batch.num_columns() != names.len() {
+        return Err(ReadError::Damaged(format!(
+            "a batch has {} columns where the schema has {}",
+            batch.num_columns(),
+            names.len()
+        )));
+    }
+    let (k, d) = (batch.num_rows(), layout.d);
+    tmp.resize(k, 0.0);
+    let tmp = &mut tmp[..k];
+    for ((a, name), &slot) in batch.columns().iter().zip(names).zip(&layout.place) {
+        fill(a.as_ref(), tmp, name, first_row)?;
+        if slot < d {
+            for (row, &v) in x.chunks_exact_mut(d).zip(tmp.iter()) {
+                row[slot] = v;
+            }
+        } else if slot == d {
+            y.copy_from_slice(tmp);
+        }
+    }
+    if layout.intercept {
+        x.chunks_exact_mut(d).for_each(|row| row[0] = 1.0);
+    }
+    Ok(())
 }
 
 /// What went wrong reading a columnar file (before the file's name is put in front).
@@ -295,7 +418,10 @@ fn open(path: &Path) -> Result<File, ReadError> {
 
 /// A Parquet file: the footer first (schema, codecs, row counts), then the row groups decoded
 /// into disjoint slices of the preallocated columns, several row groups at once.
-fn read_parquet(path: &Path) -> Result<Columns, ReadError> {
+fn read_parquet(
+    path: &Path,
+    plan: &dyn Fn(&[String]) -> Option<DesignPlan>,
+) -> Result<Read, ReadError> {
     let file = open(path)?;
     let meta =
         ArrowReaderMetadata::load(&file, ArrowReaderOptions::new()).map_err(parquet_error)?;
@@ -318,11 +444,35 @@ fn read_parquet(path: &Path) -> Result<Columns, ReadError> {
         .iter()
         .try_fold(0usize, |a, &r| a.checked_add(r))
         .ok_or_else(|| ReadError::Damaged("too many rows".into()))?;
+    // A design's rows instead of the columns when the plan gives one.
+    let design_plan = plan(&names);
+    let layout = design_plan
+        .as_ref()
+        .and_then(|p| Layout::of(p, names.len()));
+    let d = layout.as_ref().map_or(1, |l| l.d);
     // Zeroed pages are mapped lazily: each value is written once, by the decoder's copy.
-    let mut columns: Vec<Vec<f64>> = names.iter().map(|_| vec![0.0; n]).collect();
-    // Per row group: its first row and one slice per column.
-    let mut jobs: Vec<(usize, usize, Vec<&mut [f64]>)> = Vec::with_capacity(sizes.len());
-    {
+    let (mut columns, mut x, mut y): (Vec<Vec<f64>>, Vec<f64>, Vec<f64>) = match &layout {
+        None => (names.iter().map(|_| vec![0.0; n]).collect(), vec![], vec![]),
+        Some(l) => {
+            let size = n
+                .checked_mul(l.d)
+                .ok_or_else(|| ReadError::Damaged("too many rows".into()))?;
+            (vec![], vec![0.0; size], vec![0.0; n])
+        }
+    };
+    // Per row group: its first row and its rows of the columns or of the design.
+    let mut jobs: Vec<(usize, usize, Dst<'_>)> = Vec::with_capacity(sizes.len());
+    if layout.is_some() {
+        let (mut xr, mut yr) = (x.as_mut_slice(), y.as_mut_slice());
+        let mut start = 0;
+        for (g, &rows) in sizes.iter().enumerate() {
+            let (xa, xb) = std::mem::take(&mut xr).split_at_mut(rows * d);
+            let (ya, yb) = std::mem::take(&mut yr).split_at_mut(rows);
+            jobs.push((g, start, Dst::Rows { x: xa, y: ya }));
+            (xr, yr) = (xb, yb);
+            start += rows;
+        }
+    } else {
         let mut rests: Vec<&mut [f64]> = columns.iter_mut().map(|c| c.as_mut_slice()).collect();
         let mut start = 0;
         for (g, &rows) in sizes.iter().enumerate() {
@@ -332,7 +482,7 @@ fn read_parquet(path: &Path) -> Result<Columns, ReadError> {
                 mine.push(a);
                 *r = b;
             }
-            jobs.push((g, start, mine));
+            jobs.push((g, start, Dst::Columns(mine)));
             start += rows;
         }
     }
@@ -340,10 +490,11 @@ fn read_parquet(path: &Path) -> Result<Columns, ReadError> {
         .map_or(1, |c| c.get())
         .min(jobs.len())
         .max(1);
-    let run = |jobs: Vec<(usize, usize, Vec<&mut [f64]>)>| -> Result<(), (usize, ReadError)> {
+    let run = |jobs: Vec<(usize, usize, Dst<'_>)>| -> Result<(), (usize, ReadError)> {
         let file = open(path).map_err(|e| (0, e))?;
+        let mut tmp = Vec::new();
         for (g, start, mut dst) in jobs {
-            let rows = dst.first().map_or(0, |c| c.len());
+            let rows = dst.rows(d);
             let reader = ParquetRecordBatchReaderBuilder::new_with_metadata(
                 file.try_clone().map_err(|e| (g, ReadError::Io(e)))?,
                 meta.clone(),
@@ -362,9 +513,23 @@ fn read_parquet(path: &Path) -> Result<Columns, ReadError> {
                         ReadError::Damaged("more rows than the footer says".into()),
                     ));
                 }
-                let mut parts: Vec<&mut [f64]> =
-                    dst.iter_mut().map(|c| &mut c[at..at + k]).collect();
-                fill_batch(&batch, &names, &mut parts, start + at).map_err(|e| (g, e))?;
+                match (&mut dst, &layout) {
+                    (Dst::Rows { x, y }, Some(l)) => fill_rows(
+                        &batch,
+                        &names,
+                        l,
+                        (&mut x[at * d..(at + k) * d], &mut y[at..at + k]),
+                        start + at,
+                        &mut tmp,
+                    ),
+                    (Dst::Columns(cols), _) => {
+                        let mut parts: Vec<&mut [f64]> =
+                            cols.iter_mut().map(|c| &mut c[at..at + k]).collect();
+                        fill_batch(&batch, &names, &mut parts, start + at)
+                    }
+                    (Dst::Rows { .. }, None) => Err(ReadError::Other("no layout".into())),
+                }
+                .map_err(|e| (g, e))?;
                 at += k;
             }
             if at != rows {
@@ -399,7 +564,19 @@ fn read_parquet(path: &Path) -> Result<Columns, ReadError> {
     {
         return Err(e);
     }
-    Ok((names, columns))
+    Ok(match design_plan.filter(|_| layout.is_some()) {
+        Some(p) => Read::Design(
+            names,
+            Design {
+                n,
+                d,
+                x,
+                y,
+                names: p.names,
+            },
+        ),
+        None => Read::Columns((names, columns)),
+    })
 }
 
 /// A parquet error: a codec this build lacks, or a damaged file.
@@ -813,6 +990,96 @@ mod tests {
                     assert!(e.starts_with("t: ") && !e.contains('\n'), "{e}");
                 }
             }
+        }
+    }
+
+    /// With a design plan, a Parquet file's row groups are decoded straight into the design of
+    /// `Design::from_table` on its table (bit for bit); the same error for a bad value in a
+    /// column the design reads or not; Arrow IPC files, and no plan, give the table.
+    #[test]
+    fn parquet_row_groups_go_straight_into_the_design() {
+        use tallmc_core::data::DesignSpec;
+        let b = every_type();
+        let f = Tmp::new("design.parquet");
+        write_batches(
+            &f.0,
+            Format::Parquet,
+            &[b.clone(), b.slice(1, 2), b.slice(0, 1)],
+            None,
+        );
+        let t = read(&f.0).unwrap();
+        let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        let spec = |response: &str, features: Option<Vec<String>>, intercept| DesignSpec {
+            response: response.into(),
+            features,
+            intercept,
+            standardize: false,
+        };
+        for s in [
+            spec("i8", None, true),
+            spec("f32", Some(vec!["u64".into(), "f64".into()]), false),
+        ] {
+            let plan = |names: &[String]| s.plan(names).ok();
+            let want = tallmc_core::data::Design::from_table(&t, &s).unwrap();
+            match read_columnar_data(&f.0, Format::Parquet, "t", &plan).unwrap() {
+                Data::Design { names, design } => {
+                    assert_eq!(names, t.names);
+                    assert_eq!((design.n, design.d), (want.n, want.d), "{s:?}");
+                    assert_eq!(design.names, want.names, "{s:?}");
+                    assert_eq!(bits(&design.x), bits(&want.x), "{s:?}");
+                    assert_eq!(bits(&design.y), bits(&want.y), "{s:?}");
+                }
+                other => panic!("{s:?}: {other:?}"),
+            }
+        }
+        let plan = |names: &[String]| spec("i8", None, true).plan(names).ok();
+        let arrow = Tmp::new("design.arrow");
+        write_batches(&arrow.0, Format::ArrowFile, &[b.clone()], None);
+        assert!(matches!(
+            read_columnar_data(&arrow.0, Format::ArrowFile, "t", &plan),
+            Ok(Data::Table(_))
+        ));
+        assert!(matches!(
+            read_columnar_data(&f.0, Format::Parquet, "t", &|_| None),
+            Ok(Data::Table(_))
+        ));
+        // A null in the second row group, in a column the design reads (x) or not (w).
+        let nulls = |name: &str| {
+            RecordBatch::try_from_iter(vec![
+                (
+                    "y",
+                    Arc::new(Float64Array::from(vec![Some(1.0), Some(0.0), Some(1.0)])) as ArrayRef,
+                ),
+                (
+                    name,
+                    Arc::new(Int32Array::from(vec![Some(1), Some(2), None])) as ArrayRef,
+                ),
+                (
+                    "v",
+                    Arc::new(Float64Array::from(vec![Some(0.5), Some(1.5), Some(2.5)])) as ArrayRef,
+                ),
+            ])
+            .unwrap()
+        };
+        let g = Tmp::new("nulls.parquet");
+        for name in ["x", "w"] {
+            let batch = nulls(name);
+            write_batches(&g.0, Format::Parquet, &[batch.slice(0, 2), batch], None);
+            // The design reads y and v, and x when the file has it.
+            let features: Vec<String> = [name, "v"]
+                .iter()
+                .filter(|c| **c != "w")
+                .map(|c| c.to_string())
+                .collect();
+            let plan = |names: &[String]| spec("y", Some(features.clone()), true).plan(names).ok();
+            assert!(plan(&["y".into(), name.into(), "v".into()]).is_some());
+            let want = read(&g.0).unwrap_err();
+            assert_eq!(
+                want,
+                format!("t: row 5, column \"{name}\": null (missing values are not supported)")
+            );
+            let e = read_columnar_data(&g.0, Format::Parquet, "t", &plan).unwrap_err();
+            assert_eq!(e, want, "{name}");
         }
     }
 }

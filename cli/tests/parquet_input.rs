@@ -1,7 +1,8 @@
 //! Parquet and Arrow IPC input (issue 21, speed at scale): `tallmc run --data` reads files
 //! written by pyarrow (fixtures/parquet/make_parquet.py, from the NumPy fixture table) in every
 //! codec this build decodes, with several row groups or record batches and every numeric
-//! type, giving the same draws as the same table in CSV; nulls, strings, dates, NaN, codecs
+//! type, giving the same draws as the same table in CSV (Parquet decoded straight into a
+//! regression model's design: run.json `data.read_into`); nulls, strings, dates, NaN, codecs
 //! not compiled in and damaged files are refused with one line naming the file and the column
 //! or row; `tallmc simulate --out F.parquet` / `F.arrow` write files that run like their CSV.
 
@@ -59,6 +60,15 @@ fn parquet_and_arrow_files_give_the_csv_tables_draws() {
     ] {
         let got = draws(&format!("{FIX}/{file}"), &dir.join(file));
         assert!(got == csv, "{file} ({what}): draws differ from the CSV's");
+        // Parquet row groups go straight into the design's rows; Arrow IPC into a table.
+        let json = std::fs::read_to_string(Path::new(&dir.join(file)).join("run.json")).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+        let want = if file.ends_with(".parquet") {
+            "design"
+        } else {
+            "table"
+        };
+        assert_eq!(v["data"]["read_into"], want, "{file}");
     }
     // The format comes from the first bytes, not the name.
     for (file, name) in [

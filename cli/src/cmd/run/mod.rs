@@ -209,9 +209,9 @@ pub fn run(a: &RunArgs) -> Result<(), CliError> {
     };
     let (data, lines) = match columnar {
         (Some(format), _) => {
-            let t = tallmc_cli::columnar::read_columnar(&a.data, format, &data_name)
+            let data = tallmc_cli::columnar::read_columnar_data(&a.data, format, &data_name, &plan)
                 .map_err(CliError::input)?;
-            (Data::Table(t), None)
+            (data, None)
         }
         // NumPy's binary .npz/.npy (recognised by their first bytes): decoded from the file
         // mapped into memory (no copy of its bytes into fresh pages), or read whole where it

@@ -201,20 +201,13 @@ pub(super) fn write_summary(
     signed: bool,
     outputs: &[ChainOutput],
 ) -> Result<Vec<diag::Summary>, CliError> {
+    let all = summaries(names.len(), signed, outputs);
     write_atomically(dir, "summary.csv", |w, path| {
         let header: Vec<&str> = core::iter::once("param")
             .chain(diag::Summary::COLUMNS)
             .collect();
         write_header(w, &header).map_err(write_err(path))?;
-        let signs: Vec<&[f64]> = outputs.iter().map(|o| o.signs.as_slice()).collect();
-        let mut all = Vec::with_capacity(names.len());
-        for (j, name) in names.iter().enumerate() {
-            let chains: Vec<&[f64]> = outputs.iter().map(|o| o.draws[j].as_slice()).collect();
-            let s = if signed {
-                diag::summarize_signed(&chains, &signs)
-            } else {
-                diag::summarize(&chains)
-            };
+        for (name, s) in names.iter().zip(&all) {
             let mut line = String::new();
             push_field(&mut line, name);
             for v in s.values() {
@@ -223,8 +216,44 @@ pub(super) fn write_summary(
             }
             line.push('\n');
             w.write_all(line.as_bytes()).map_err(write_err(path))?;
-            all.push(s);
         }
-        Ok(all)
+        Ok(())
+    })?;
+    Ok(all)
+}
+
+/// Each parameter's summary (ESS by FFT, ranks by sorting: independent per parameter), the
+/// parameters split over the cores in contiguous runs; the same numbers on any number of
+/// threads.
+fn summaries(params: usize, signed: bool, outputs: &[ChainOutput]) -> Vec<diag::Summary> {
+    let signs: Vec<&[f64]> = outputs.iter().map(|o| o.signs.as_slice()).collect();
+    let one = |j: usize| {
+        let chains: Vec<&[f64]> = outputs.iter().map(|o| o.draws[j].as_slice()).collect();
+        if signed {
+            diag::summarize_signed(&chains, &signs)
+        } else {
+            diag::summarize(&chains)
+        }
+    };
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |t| t.get())
+        .min(params);
+    if threads <= 1 {
+        return (0..params).map(one).collect();
+    }
+    let per = params.div_ceil(threads);
+    let one = &one;
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (1..threads)
+            .map(|t| s.spawn(move || (t * per..((t + 1) * per).min(params)).map(one).collect()))
+            .collect();
+        let mut all: Vec<diag::Summary> = (0..per.min(params)).map(one).collect();
+        for (t, h) in handles.into_iter().enumerate() {
+            // A thread that panicked (reported on stderr) leaves its parameters to this one.
+            let range = (t + 1) * per..((t + 2) * per).min(params);
+            let part: Vec<diag::Summary> = h.join().unwrap_or_else(|_| range.map(one).collect());
+            all.extend(part);
+        }
+        all
     })
 }
