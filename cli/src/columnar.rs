@@ -1034,7 +1034,7 @@ mod tests {
         }
         let plan = |names: &[String]| spec("i8", None, true).plan(names).ok();
         let arrow = Tmp::new("design.arrow");
-        write_batches(&arrow.0, Format::ArrowFile, &[b.clone()], None);
+        write_batches(&arrow.0, Format::ArrowFile, std::slice::from_ref(&b), None);
         assert!(matches!(
             read_columnar_data(&arrow.0, Format::ArrowFile, "t", &plan),
             Ok(Data::Table(_))
