@@ -805,6 +805,7 @@ impl<F: GlmFamily> Glm<F> {
         let mut eta = [0.0f64; GATHER];
         let mut d1 = [0.0f64; GATHER];
         let mut ys = [0.0f64; GATHER];
+        let mut vals = [0.0f64; GATHER];
         let mut total = 0.0;
         for chunk in idx.chunks(GATHER) {
             let len = chunk.len();
@@ -815,9 +816,17 @@ impl<F: GlmFamily> Glm<F> {
             }
             touch_rows(x, d, chunk);
             self.drawn_eta(theta, chunk, &mut eta[..len]);
-            for ((e, g), &yi) in eta[..len].iter().zip(&mut d1[..len]).zip(&ys) {
-                let v;
-                (v, *g) = self.family.value_d1(yi, *e);
+            // The values and derivatives in a loop of their own (it vectorises), then the
+            // values added in row order (the same sum as adding each in that loop).
+            for (((e, g), v), &yi) in eta[..len]
+                .iter()
+                .zip(&mut d1[..len])
+                .zip(&mut vals[..len])
+                .zip(&ys)
+            {
+                (*v, *g) = self.family.value_d1(yi, *e);
+            }
+            for &v in &vals[..len] {
                 total += v;
             }
             let mut octs = chunk.chunks_exact(ROWS);
