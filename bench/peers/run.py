@@ -329,6 +329,15 @@ def main():
     same_draws = filecmp.cmp(os.path.join(args.out, "tallmc-hmc-ecs", "draws.csv"),
                              os.path.join(args.out, "tallmc-hmc-ecs-npz", "draws.csv"), shallow=False)
     log(f"tallmc hmc-ecs on {npz}: total {tz['total']:.2f} s (draws identical to the CSV run: {same_draws})")
+    # tallmc's defaults on the .npz (the whole process without text parsing, as a user with a
+    # binary file runs it).
+    tdz = run_tallmc(args.tallmc, npz, os.path.join(args.out, "tallmc-hmc-ecs-defaults-npz"),
+                     "hmc-ecs", HMCECS_WARMUP, HMCECS_DRAWS, [])
+    same_defaults = filecmp.cmp(os.path.join(args.out, "tallmc-hmc-ecs-defaults", "draws.csv"),
+                                os.path.join(args.out, "tallmc-hmc-ecs-defaults-npz", "draws.csv"),
+                                shallow=False)
+    log(f"tallmc hmc-ecs defaults on {npz}: total {tdz['total']:.2f} s "
+        f"(draws identical to the CSV run: {same_defaults})")
 
     t = time.perf_counter()
     X64, y64, names = load_xy(args.data)
@@ -399,6 +408,13 @@ def main():
               f"{fmt(r['min_ess'])} → {fmt(ess_s)} ESS/s; whole process (CSV) {r['process']:.2f} s "
               f"→ {proc_ess_s:.1f} ESS/s | {ess_s / np_ess_s:.1f}× on chain time, "
               f"{proc_ess_s / np_ess_s:.1f}× whole process |")
+    tdz_proc_ess_s = tdz["min_ess"] / tdz["process"]
+    print(f"| the same (tallmc's defaults), whole process reading the table from `.npz` "
+          f"| as in the first row: {np_ess_s:.1f} ESS/s | {tdz['process']:.2f} s: load and outputs "
+          f"{tdz['parse_and_rest']:.2f} s, model and whitening {tdz['model_build']:.2f} s, KSD "
+          f"{tdz['ksd']:.2f} s, chain-0 set-up {tdz['setup0']:.2f} s, chains {tdz['chains']:.2f} s, "
+          f"min ESS {fmt(tdz['min_ess'])} → {tdz_proc_ess_s:.1f} ESS/s "
+          f"| {tdz_proc_ess_s / np_ess_s:.1f}× whole process |")
     # The same ratios on min(bulk, tail) ESS: a draw's tail quantiles mix more slowly than its
     # mean when trajectories are antithetic (NUTS), so the bulk ESS alone flatters them.
     both = lambda r: min(r["min_ess"], r["min_ess_tail"])
@@ -432,13 +448,14 @@ def main():
           f"{both(tb) / tb['process'] / np_both_s:.1f}×); whole process "
           f"{both(th) / th['process'] / np_both_s:.1f}× (CSV), "
           f"{both(tz) / tz['process'] / np_both_s:.1f}× (`.npz`).")
-    print(f"The `.npz` run's draws are {'identical to' if same_draws else 'NOT identical to'} "
-          f"the CSV run's (draws.csv compared byte for byte).")
+    print(f"The `.npz` runs' draws are {'identical to' if same_draws and same_defaults else 'NOT identical to'} "
+          f"the CSV runs' (draws.csv compared byte for byte).")
     print(f"Commands: tallmc {th['cmd']}")
     print(f"          tallmc {tz['cmd']}")
     print(f"          tallmc {tn['cmd']}")
     print(f"          tallmc {ta['cmd']}")
     print(f"          tallmc {tb['cmd']}")
+    print(f"          tallmc {tdz['cmd']}")
     print(f"          tallmc {ts['cmd']}")
 
 
