@@ -829,6 +829,7 @@ mod fast {
         let mut j = 0;
         let mut r = 0;
         while pos < n {
+            // The cell reader's values are finite (it declines the others).
             let (v, end) = match cell(part, pos) {
                 Some(read) => read,
                 None => {
@@ -836,14 +837,22 @@ mod fast {
                     let Ok((v, used)) = fast_float2::parse_partial::<f64, _>(&part[pos..]) else {
                         return false;
                     };
+                    if !v.is_finite() {
+                        return false;
+                    }
                     (v, pos + used)
                 }
             };
-            if !v.is_finite() || !sink.put(r, j, v) {
+            if !sink.put(r, j, v) {
                 return false;
             }
             j += 1;
             pos = end;
+            // A comma right after the number: the common case, one predictable branch.
+            if part.get(pos) == Some(&b',') {
+                pos += 1;
+                continue;
+            }
             blank(&mut pos);
             match part.get(pos) {
                 Some(b',') => pos += 1,
