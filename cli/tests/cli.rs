@@ -715,8 +715,9 @@ fn unconverged_runs_warn_and_converged_runs_do_not() {
     assert!(w.is_empty(), "{w:?}");
 }
 
-/// `tallmc bench --csv F` parses a plain CSV from memory and reports its speed with the row
-/// count of the whole file; a file that is not plain, or missing, is an input error.
+/// `tallmc bench --csv F` parses a plain CSV from memory, into columns then into a design's
+/// rows, and reports its speed with the row count of the whole file; a file that is not plain,
+/// or missing, is an input error.
 #[test]
 fn bench_csv_reports_the_parse_speed() {
     let dir = TempDir::new("bench-csv");
@@ -730,7 +731,8 @@ fn bench_csv_reports_the_parse_speed() {
     assert!(out.status.success(), "{stdout}");
     assert!(stdout.contains("3 columns"), "{stdout}");
     let rounds: Vec<&str> = stdout.lines().filter(|l| l.starts_with("round ")).collect();
-    assert_eq!(rounds.len(), 3, "{stdout}");
+    assert_eq!(rounds.len(), 5, "{stdout}");
+    assert!(rounds[3].starts_with("round 4 (design rows"), "{stdout}");
     assert!(rounds
         .iter()
         .all(|l| l.contains("MB/s") && l.ends_with(" 50000 rows")));
