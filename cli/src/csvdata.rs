@@ -528,8 +528,11 @@ mod fast {
     }
 
     /// `body` cut into parts of whole lines for the threads there are cores for, and each
-    /// part's rows (counted on the part's own thread); `None` when the body is empty.
-    fn parts_of(body: &[u8]) -> Option<(Vec<&[u8]>, Vec<usize>)> {
+    /// part's rows (counted on the part's own thread) when there are several parts (`None` for
+    /// one: it is parsed into the room there is, and counted only if that is too little);
+    /// `None` when the body is empty.
+    #[allow(clippy::type_complexity)]
+    fn parts_of(body: &[u8]) -> Option<(Vec<&[u8]>, Option<Vec<usize>>)> {
         if body.is_empty() {
             return None;
         }
@@ -546,21 +549,20 @@ mod fast {
         }
         cuts.push(body.len());
         let parts: Vec<&[u8]> = cuts.windows(2).map(|w| &body[w[0]..w[1]]).collect();
-        let counts: Vec<usize> = if parts.len() == 1 {
-            vec![count_rows(parts[0])]
-        } else {
-            std::thread::scope(|s| {
-                let handles: Vec<_> = parts[1..]
-                    .iter()
-                    .map(|&p| s.spawn(move || count_rows(p)))
-                    .collect();
-                let first = count_rows(parts[0]);
-                let mut counts = vec![first];
-                counts.extend(handles.into_iter().map(|h| h.join().unwrap_or(usize::MAX)));
-                counts
-            })
-        };
-        Some((parts, counts))
+        if parts.len() == 1 {
+            return Some((parts, None));
+        }
+        let counts = std::thread::scope(|s| {
+            let handles: Vec<_> = parts[1..]
+                .iter()
+                .map(|&p| s.spawn(move || count_rows(p)))
+                .collect();
+            let first = count_rows(parts[0]);
+            let mut counts = vec![first];
+            counts.extend(handles.into_iter().map(|h| h.join().unwrap_or(usize::MAX)));
+            counts
+        });
+        Some((parts, Some(counts)))
     }
 
     /// Parses each part into its own sink (the first on this thread, the others on threads
@@ -569,24 +571,39 @@ mod fast {
         if parts.len() != sinks.len() {
             return false;
         }
+        let exact = |part: &[u8], sink: &mut S| {
+            let rows = sink.rows();
+            matches!(parse_part(part, sink), Fill::Rows(r) if r == rows)
+        };
         let mut sinks = sinks.into_iter();
         let Some(mut first) = sinks.next() else {
             return false;
         };
         if parts.len() == 1 {
-            return parse_part(parts[0], &mut first);
+            return exact(parts[0], &mut first);
         }
+        let exact = &exact;
         std::thread::scope(|s| {
             let handles: Vec<_> = parts[1..]
                 .iter()
                 .zip(sinks)
-                .map(|(&p, mut sink)| s.spawn(move || parse_part(p, &mut sink)))
+                .map(|(&p, mut sink)| s.spawn(move || exact(p, &mut sink)))
                 .collect();
-            let ok0 = parse_part(parts[0], &mut first);
+            let ok0 = exact(parts[0], &mut first);
             handles
                 .into_iter()
                 .fold(ok0, |ok, h| h.join().unwrap_or(false) && ok)
         })
+    }
+
+    /// What [`parse_part`] found.
+    enum Fill {
+        /// Every line plain, this many rows written.
+        Rows(usize),
+        /// The sink had no room for another row (the lines so far plain).
+        Full,
+        /// A line is not plain.
+        NotPlain,
     }
 
     /// [`super::parse_plain_body_into`]: true when every line of `body` is plain, as
@@ -605,13 +622,33 @@ mod fast {
         let Some((parts, counts)) = parts_of(body) else {
             return false;
         };
+        let len = columns[0].len();
+        if columns.iter().any(|c| c.len() != len) || len < *filled {
+            return false;
+        }
+        let counts = match counts {
+            Some(c) => c,
+            // One part: into the room left, its rows counted only when that is too little.
+            None => {
+                let columns: Vec<&mut [f64]> =
+                    columns.iter_mut().map(|c| &mut c[*filled..]).collect();
+                let mut sink = Columns {
+                    columns,
+                    rows: len - *filled,
+                };
+                match parse_part(parts[0], &mut sink) {
+                    Fill::Rows(r) => {
+                        *filled += r;
+                        return true;
+                    }
+                    Fill::NotPlain => return false,
+                    Fill::Full => vec![count_rows(parts[0])],
+                }
+            }
+        };
         let Some(need) = counts.iter().try_fold(*filled, |a, &c| a.checked_add(c)) else {
             return false;
         };
-        let len = columns[0].len();
-        if columns.iter().any(|c| c.len() != len) {
-            return false;
-        }
         if len < need {
             columns.iter_mut().for_each(|c| c.resize(need, 0.0));
         }
@@ -647,10 +684,36 @@ mod fast {
         let Some((parts, counts)) = parts_of(body) else {
             return false;
         };
+        let d = rows.plan.names.len();
+        let len = rows.y.len();
+        if rows.x.len() != len * d || len < *filled {
+            return false;
+        }
+        let counts = match counts {
+            Some(c) => c,
+            // One part: into the room left, its rows counted only when that is too little.
+            None => {
+                let mut sink = Rows {
+                    x: &mut rows.x[*filled * d..],
+                    y: &mut rows.y[*filled..],
+                    d,
+                    place: &rows.place,
+                    intercept: rows.plan.intercept,
+                    rows: len - *filled,
+                };
+                match parse_part(parts[0], &mut sink) {
+                    Fill::Rows(r) => {
+                        *filled += r;
+                        return true;
+                    }
+                    Fill::NotPlain => return false,
+                    Fill::Full => vec![count_rows(parts[0])],
+                }
+            }
+        };
         let Some(need) = counts.iter().try_fold(*filled, |a, &c| a.checked_add(c)) else {
             return false;
         };
-        let d = rows.plan.names.len();
         let Some(need_x) = need.checked_mul(d) else {
             return false;
         };
@@ -780,8 +843,9 @@ mod fast {
     }
 
     /// Writes the rows of one part of the body (whole lines; the last may lack its line
-    /// break) into `columns` (one slice per column, each as long as the part's rows), cell by
-    /// cell: false when a line is not plain or the rows do not fill the slices exactly. Each
+    /// break) into `sink` from its row 0, cell by cell: the rows written when every line is
+    /// plain, [`Fill::Full`] when the sink has no room for the next row, else
+    /// [`Fill::NotPlain`]. Each
     /// cell is read by the AVX2 reader where the processor has it and the cell has the common
     /// shape (`super::cell`), otherwise by `fast_float2` in place (it stops at the first byte
     /// that cannot continue the number); either way it must then be followed by spaces or tabs
@@ -789,7 +853,7 @@ mod fast {
     /// `str::parse::<f64>` (the general reader's; `tests::fast_float_parses_like_std`,
     /// `cell::tests::avx2_cells_parse_like_std`), and `inf` and `NaN` are refused as not
     /// finite there too.
-    fn parse_part<S: Sink>(part: &[u8], sink: &mut S) -> bool {
+    fn parse_part<S: Sink>(part: &[u8], sink: &mut S) -> Fill {
         #[cfg(target_arch = "x86_64")]
         if has_avx2() {
             // SAFETY: the processor has the features `parse_part_avx2` is compiled with.
@@ -804,7 +868,7 @@ mod fast {
     /// The processor must have the features enabled here ([`has_avx2`]).
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2,bmi1,lzcnt,sse4.1,ssse3")]
-    unsafe fn parse_part_avx2<S: Sink>(part: &[u8], sink: &mut S) -> bool {
+    unsafe fn parse_part_avx2<S: Sink>(part: &[u8], sink: &mut S) -> Fill {
         // SAFETY: this function's features are the cell reader's.
         parse_part_with(part, sink, |b, p| unsafe { super::cell::cell_avx2(b, p) })
     }
@@ -816,7 +880,7 @@ mod fast {
         part: &[u8],
         sink: &mut S,
         cell: impl Fn(&[u8], usize) -> Option<(f64, usize)>,
-    ) -> bool {
+    ) -> Fill {
         let ncol = sink.ncol();
         let rows = sink.rows();
         let n = part.len();
@@ -835,16 +899,21 @@ mod fast {
                 None => {
                     blank(&mut pos);
                     let Ok((v, used)) = fast_float2::parse_partial::<f64, _>(&part[pos..]) else {
-                        return false;
+                        return Fill::NotPlain;
                     };
                     if !v.is_finite() {
-                        return false;
+                        return Fill::NotPlain;
                     }
                     (v, pos + used)
                 }
             };
             if !sink.put(r, j, v) {
-                return false;
+                // No room for row r (a cell of a row that fits: ragged).
+                return if r >= rows && j < ncol {
+                    Fill::Full
+                } else {
+                    Fill::NotPlain
+                };
             }
             j += 1;
             pos = end;
@@ -871,11 +940,15 @@ mod fast {
                     j = 0;
                     r += 1;
                 }
-                _ => return false,
+                _ => return Fill::NotPlain,
             }
         }
-        // A part ends with a complete row (a final comma leaves j > 0), its rows counted.
-        j == 0 && r == rows
+        // A part ends with a complete row (a final comma leaves j > 0).
+        if j == 0 {
+            Fill::Rows(r)
+        } else {
+            Fill::NotPlain
+        }
     }
 }
 
@@ -1108,6 +1181,80 @@ mod tests {
 
     /// Whatever the plain path cannot take (blank lines, a lone CR, `inf`, a ragged row, an
     /// empty cell) goes to the general reader, whose messages and line numbers stand.
+    /// A body of one part (too small to split) goes into the room the columns or rows have,
+    /// without counting its lines first; with too little room, its lines are counted, the room
+    /// made, and the part parsed again: the same values either way, and a line that is not
+    /// plain is refused whether the room ran out before it or not.
+    #[test]
+    fn one_part_fills_the_room_then_counts() {
+        let line = |r: usize| format!("{r}.25,-{r}.5,{}\n", r % 2);
+        let text: String = (0..1000).map(line).collect();
+        let check = |cols: &[Vec<f64>], rows: usize| {
+            assert!(cols.iter().all(|c| c.len() >= rows));
+            let triples = cols[0].iter().zip(&cols[1]).zip(&cols[2]).take(rows);
+            for (r, ((a, b), c)) in triples.enumerate() {
+                let want = (r as f64 + 0.25, -(r as f64) - 0.5, (r % 2) as f64);
+                assert_eq!((*a, *b, *c), want, "row {r}");
+            }
+        };
+        for room in [0usize, 1, 10, 999, 1000, 1001, 5000] {
+            let mut cols = plain_columns(3, room);
+            let mut filled = 0;
+            assert!(
+                parse_plain_body_into(text.as_bytes(), &mut cols, &mut filled),
+                "{room}"
+            );
+            assert_eq!(filled, 1000, "{room}");
+            check(&cols, 1000);
+            // Then a second body after the first.
+            let more: String = (1000..1010).map(line).collect();
+            assert!(parse_plain_body_into(
+                more.as_bytes(),
+                &mut cols,
+                &mut filled
+            ));
+            assert_eq!(filled, 1010);
+            check(&cols, 1010);
+            // Design rows: y = the last column, an intercept, the other two.
+            let spec = tallmc_core::data::DesignSpec {
+                response: "c".into(),
+                features: None,
+                intercept: true,
+                standardize: false,
+            };
+            let names: Vec<String> = ["a", "b", "c"].iter().map(|s| s.to_string()).collect();
+            let mut rows = DesignRows::new(spec.plan(&names).unwrap(), 3, room).unwrap();
+            let mut filled = 0;
+            assert!(parse_plain_rows_into(
+                text.as_bytes(),
+                &mut rows,
+                &mut filled
+            ));
+            let design = rows.into_design(filled);
+            assert_eq!((design.n, design.d), (1000, 3), "{room}");
+            for r in 0..1000 {
+                assert_eq!(design.row(r), &[1.0, r as f64 + 0.25, -(r as f64) - 0.5]);
+                assert_eq!(design.y[r], (r % 2) as f64);
+            }
+            // A ragged line after row 500: refused, before or after the room runs out.
+            let bad = text.replacen("500.25,-500.5,0\n", "500.25,-500.5\n", 1);
+            assert_ne!(bad, text);
+            let mut cols = plain_columns(3, room);
+            let mut filled = 0;
+            assert!(
+                !parse_plain_body_into(bad.as_bytes(), &mut cols, &mut filled),
+                "{room}"
+            );
+            assert_eq!(filled, 0);
+            let mut rows = DesignRows::new(spec.plan(&names).unwrap(), 3, room).unwrap();
+            assert!(
+                !parse_plain_rows_into(bad.as_bytes(), &mut rows, &mut filled),
+                "{room}"
+            );
+            assert_eq!(filled, 0);
+        }
+    }
+
     #[test]
     fn plain_bodies_are_written_in_place_block_after_block() {
         // Two blocks, each large enough for one part per core (1 MB each); the columns start
