@@ -609,8 +609,9 @@ mod fast {
     /// [`super::parse_plain_body_into`]: true when every line of `body` is plain, as
     /// [`parse_body`] requires (an empty body is not). Parts of the body go to separate
     /// threads where there are cores: each counts its part's rows, then (the rows' places
-    /// known) parses its part into its own rows of the columns. The values do not depend on how
-    /// the body is split.
+    /// known) parses its part into its own rows of the columns. A body of one part is parsed
+    /// into the room the columns have, and counted only when that runs out. The values do not
+    /// depend on how the body is split.
     pub(super) fn parse_body_into(
         body: &[u8],
         columns: &mut [Vec<f64>],
