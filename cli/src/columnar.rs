@@ -151,34 +151,21 @@ enum Read {
     Design(Vec<String>, Design),
 }
 
-/// A design's layout over a file's columns: per column, its slot in a row of x (< d), d for
-/// the response, [`SKIP`] for a column the design does not read (its values are checked all
-/// the same).
+/// A design's layout over a file's columns ([`DesignPlan::places`]: per column, its slot in a
+/// row of x (< d), d for the response, `UNREAD` for a column the design does not read; those
+/// columns' values are checked all the same).
 struct Layout {
     place: Vec<usize>,
     d: usize,
     intercept: bool,
 }
 
-/// [`Layout::place`] of a column the design does not read.
-const SKIP: usize = usize::MAX;
-
 impl Layout {
     /// The layout of `plan` over a file of `ncol` columns (`None` when it does not fit).
     fn of(plan: &DesignPlan, ncol: usize) -> Option<Self> {
-        let d = plan.names.len();
-        let off = usize::from(plan.intercept);
-        if d == 0 || plan.response >= ncol || plan.features.len() + off != d {
-            return None;
-        }
-        let mut place = vec![SKIP; ncol];
-        for (k, &j) in plan.features.iter().enumerate() {
-            *place.get_mut(j)? = off + k;
-        }
-        place[plan.response] = d;
         Some(Layout {
-            place,
-            d,
+            place: plan.places(ncol)?,
+            d: plan.names.len(),
             intercept: plan.intercept,
         })
     }

@@ -420,31 +420,21 @@ pub enum Data {
 #[derive(Debug)]
 pub struct DesignRows {
     plan: DesignPlan,
-    /// Per file column: its slot in a row of `x` (< d), `d` for the response, `SKIP` for a
-    /// column the design does not read (its cells are still parsed: the file must be plain).
+    /// Per file column: its slot in a row of `x` (< d), `d` for the response, `UNREAD` for a
+    /// column the design does not read (its cells are still parsed: the file must be plain);
+    /// [`DesignPlan::places`].
     place: Vec<usize>,
     x: Vec<f64>,
     y: Vec<f64>,
 }
 
-/// [`DesignRows::place`] of a column the design does not read.
-const SKIP: usize = usize::MAX;
-
 impl DesignRows {
     /// Zeroed rows for `rows` rows of a file with `ncol` columns, laid out by `plan` (made for
-    /// that file's names: [`DesignSpec::plan`]); `None` when the plan names a column the
-    /// file does not have, or d is 0.
+    /// that file's names: [`DesignSpec::plan`]); `None` when the plan does not fit the file
+    /// ([`DesignPlan::places`]).
     pub fn new(plan: DesignPlan, ncol: usize, rows: usize) -> Option<Self> {
+        let place = plan.places(ncol)?;
         let d = plan.names.len();
-        let off = usize::from(plan.intercept);
-        if d == 0 || plan.response >= ncol || plan.features.len() + off != d {
-            return None;
-        }
-        let mut place = vec![SKIP; ncol];
-        for (k, &j) in plan.features.iter().enumerate() {
-            *place.get_mut(j)? = off + k;
-        }
-        place[plan.response] = d;
         Some(DesignRows {
             plan,
             place,
@@ -596,6 +586,25 @@ mod fast {
         })
     }
 
+    /// A body of one part into the room `sink` has (the rows from `*filled` on), without
+    /// counting its lines first: `Ok` with whether it was plain (`*filled` advanced past its
+    /// rows), or `Err` with its row count when the room ran out (the caller makes the room and
+    /// parses it again).
+    fn into_room<S: Sink>(
+        part: &[u8],
+        mut sink: S,
+        filled: &mut usize,
+    ) -> Result<bool, Vec<usize>> {
+        match parse_part(part, &mut sink) {
+            Fill::Rows(r) => {
+                *filled += r;
+                Ok(true)
+            }
+            Fill::NotPlain => Ok(false),
+            Fill::Full => Err(vec![count_rows(part)]),
+        }
+    }
+
     /// What [`parse_part`] found.
     enum Fill {
         /// Every line plain, this many rows written.
@@ -629,21 +638,16 @@ mod fast {
         }
         let counts = match counts {
             Some(c) => c,
-            // One part: into the room left, its rows counted only when that is too little.
             None => {
                 let columns: Vec<&mut [f64]> =
                     columns.iter_mut().map(|c| &mut c[*filled..]).collect();
-                let mut sink = Columns {
+                let sink = Columns {
                     columns,
                     rows: len - *filled,
                 };
-                match parse_part(parts[0], &mut sink) {
-                    Fill::Rows(r) => {
-                        *filled += r;
-                        return true;
-                    }
-                    Fill::NotPlain => return false,
-                    Fill::Full => vec![count_rows(parts[0])],
+                match into_room(parts[0], sink, filled) {
+                    Ok(done) => return done,
+                    Err(counts) => counts,
                 }
             }
         };
@@ -692,9 +696,8 @@ mod fast {
         }
         let counts = match counts {
             Some(c) => c,
-            // One part: into the room left, its rows counted only when that is too little.
             None => {
-                let mut sink = Rows {
+                let sink = Rows {
                     x: &mut rows.x[*filled * d..],
                     y: &mut rows.y[*filled..],
                     d,
@@ -702,13 +705,9 @@ mod fast {
                     intercept: rows.plan.intercept,
                     rows: len - *filled,
                 };
-                match parse_part(parts[0], &mut sink) {
-                    Fill::Rows(r) => {
-                        *filled += r;
-                        return true;
-                    }
-                    Fill::NotPlain => return false,
-                    Fill::Full => vec![count_rows(parts[0])],
+                match into_room(parts[0], sink, filled) {
+                    Ok(done) => return done,
+                    Err(counts) => counts,
                 }
             }
         };

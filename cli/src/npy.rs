@@ -178,18 +178,12 @@ fn design_of(c: &Columns<'_>, plan: &dyn Fn(&[String]) -> Option<DesignPlan>) ->
         return None;
     }
     let plan = plan(&c.names)?;
+    let place = plan.places(c.cols.len())?;
     let d = plan.names.len();
     let off = usize::from(plan.intercept);
-    if d == 0 || plan.features.len() + off != d || plan.response >= c.cols.len() {
-        return None;
-    }
-    if plan.features.iter().any(|&j| j >= c.cols.len()) {
-        return None;
-    }
-    let mut read = vec![false; c.cols.len()];
-    read[plan.response] = true;
-    plan.features.iter().for_each(|&j| read[j] = true);
-    let unread: Vec<usize> = (0..c.cols.len()).filter(|&j| !read[j]).collect();
+    let unread: Vec<usize> = (0..c.cols.len())
+        .filter(|&j| place[j] == tallmc_core::data::UNREAD)
+        .collect();
     let mut x = vec![0.0; n.checked_mul(d)?];
     let mut y = vec![0.0; n];
     // One piece: rows i0.. of x and y.

@@ -785,40 +785,11 @@ fn large_plain_csv_goes_straight_into_the_design() {
         format!("\"a\",b,y,c,d,e,f,g,h,k\n{body}").as_bytes(),
     );
     let run = |data: &str, out: &str, extra: &[&str]| {
-        let mut args = vec![
-            "run",
-            "--data",
-            data,
-            "--model",
-            "logistic",
-            "--response",
-            "y",
-            "--sampler",
-            "mala",
-            "--chains",
-            "1",
-            "--warmup",
-            "30",
-            "--draws",
-            "30",
-            "--seed",
-            "3",
-            "--no-ksd",
-            "--out",
-            out,
-        ];
-        args.extend_from_slice(extra);
-        let o = tallmc(&args);
-        assert_eq!(
-            o.status.code(),
-            Some(0),
-            "{data} {extra:?}: {}",
-            String::from_utf8_lossy(&o.stderr)
-        );
+        let draws = common::mala_draws_with(data, "y", out, extra);
         let json: serde_json::Value =
             serde_json::from_str(&read(&Path::new(out).join("run.json"))).unwrap();
         (
-            read(&Path::new(out).join("draws.csv")),
+            draws,
             json["data"]["read_into"].as_str().unwrap_or("").to_string(),
         )
     };

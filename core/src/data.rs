@@ -160,6 +160,29 @@ pub struct DesignPlan {
     pub names: Vec<String>,
 }
 
+/// [`DesignPlan::places`] of a column the design does not read.
+pub const UNREAD: usize = usize::MAX;
+
+impl DesignPlan {
+    /// Where each of a file's `ncol` columns goes in the design, for a reader that writes a
+    /// file's values straight into its rows: the column's slot in a row of x (< d), d for the
+    /// response, [`UNREAD`] for a column the design does not read. `None` when the plan does
+    /// not fit such a file (a column index past `ncol`, names and columns that disagree, d = 0).
+    pub fn places(&self, ncol: usize) -> Option<Vec<usize>> {
+        let d = self.names.len();
+        let off = usize::from(self.intercept);
+        if d == 0 || self.response >= ncol || self.features.len() + off != d {
+            return None;
+        }
+        let mut place = alloc::vec![UNREAD; ncol];
+        for (k, &j) in self.features.iter().enumerate() {
+            *place.get_mut(j)? = off + k;
+        }
+        place[self.response] = d;
+        Some(place)
+    }
+}
+
 impl DesignSpec {
     /// The design's columns in a table whose columns are `names`, or the error that
     /// [`Design::from_table`] gives for a table with those names and at least one row (the
@@ -358,5 +381,32 @@ mod tests {
             }) => assert_eq!(c, "zz"),
             other => panic!("{other:?}"),
         }
+    }
+
+    /// A plan's places over a file's columns: each feature's slot (after the intercept), the
+    /// response at d, the other columns unread; a plan that does not fit the file gives none.
+    #[test]
+    fn plan_places_name_each_columns_slot() {
+        let names: Vec<String> = ["a", "y", "b", "c"]
+            .iter()
+            .map(|s| String::from(*s))
+            .collect();
+        let spec = DesignSpec {
+            response: "y".into(),
+            features: Some(alloc::vec!["c".into(), "a".into()]),
+            intercept: true,
+            standardize: false,
+        };
+        let plan = spec.plan(&names).unwrap();
+        assert_eq!(plan.places(4), Some(alloc::vec![2, 3, UNREAD, 1]));
+        assert_eq!(plan.places(3), None, "column c is past the file's columns");
+        let no_intercept = DesignSpec {
+            intercept: false,
+            ..spec
+        };
+        assert_eq!(
+            no_intercept.plan(&names).unwrap().places(4),
+            Some(alloc::vec![1, 2, UNREAD, 0])
+        );
     }
 }

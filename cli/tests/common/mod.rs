@@ -83,7 +83,13 @@ pub fn assert_input_error(args: &[&str], needles: &[&str], absent: &[&str]) -> S
 /// The draws.csv of a short `mala` run (logistic, `response`, seed 5, no KSD) on `data`, written
 /// under `out`: the file readers' tests compare these byte for byte across formats.
 pub fn mala_draws(data: &str, response: &str, out: &str) -> String {
-    let o = tallmc(&[
+    mala_draws_with(data, response, out, &[])
+}
+
+/// [`mala_draws`] with `extra` options appended (`--features`, `--standardize`, ...).
+#[allow(dead_code)]
+pub fn mala_draws_with(data: &str, response: &str, out: &str, extra: &[&str]) -> String {
+    let mut args = vec![
         "run",
         "--data",
         data,
@@ -104,11 +110,13 @@ pub fn mala_draws(data: &str, response: &str, out: &str) -> String {
         "--no-ksd",
         "--out",
         out,
-    ]);
+    ];
+    args.extend_from_slice(extra);
+    let o = tallmc(&args);
     assert_eq!(
         o.status.code(),
         Some(0),
-        "{data}: {}",
+        "{data} {extra:?}: {}",
         String::from_utf8_lossy(&o.stderr)
     );
     std::fs::read_to_string(Path::new(out).join("draws.csv")).unwrap()
