@@ -34,6 +34,29 @@ pub fn std_normal<R: Rng + ?Sized>(rng: &mut R) -> f64 {
     }
 }
 
+/// Fills `out` with independent standard normal draws, for callers that need many at once
+/// (the k-DPP's Haar vectors): Marsaglia's polar method keeping both values of each accepted
+/// pair, with the branch-free [`math::fast_ln`] (within 1 ulp of `libm`'s). About half the
+/// uniforms and a quarter of the time per value of [`std_normal`], and not its stream: a
+/// value here is not the value `std_normal` would return at the same generator state.
+pub fn fill_std_normal<R: Rng + ?Sized>(rng: &mut R, out: &mut [f64]) {
+    for pair in out.chunks_mut(2) {
+        loop {
+            let u = 2.0 * uniform(rng) - 1.0;
+            let v = 2.0 * uniform(rng) - 1.0;
+            let s = u * u + v * v;
+            if s > 0.0 && s < 1.0 {
+                let f = math::sqrt(-2.0 * math::fast_ln(s) / s);
+                pair[0] = u * f;
+                if let Some(second) = pair.get_mut(1) {
+                    *second = v * f;
+                }
+                break;
+            }
+        }
+    }
+}
+
 /// N(mean, sd²).
 pub fn normal<R: Rng + ?Sized>(rng: &mut R, mean: f64, sd: f64) -> f64 {
     mean + sd * std_normal(rng)

@@ -112,6 +112,24 @@ fn everything() -> Vec<u64> {
         bits.extend(pf.score().iter().map(|v| v.to_bits()));
         bits.extend(pf.ess().iter().map(|v| v.to_bits()));
     }
+    // k-DPP draws of the low-rank kernel with a nugget (twinned `KDpp::sample`: the Haar
+    // vectors' projections and the conditioning), as `dpp-sgld` makes them. The picks are the
+    // draw's only output: a difference in the last bits shows only where it moves a pick.
+    {
+        use tallmc_core::estimator::dpp::KDpp;
+        use tallmc_core::rng::chain_rng;
+        let (n, p) = (1_003, 5);
+        let f: Vec<f64> = (0..n * p)
+            .map(|j| ((j * 7_919) % 1_000) as f64 / 500.0 - 1.0)
+            .collect();
+        let mut dpp = KDpp::linear_kernel(&f, n, p, 0.3, 12).unwrap();
+        let mut rng = chain_rng(5, 0);
+        let mut out = Vec::new();
+        for _ in 0..20 {
+            bits.push(u64::from(dpp.sample(&mut rng, &mut out)));
+            bits.extend(out.iter().map(|&i| i as u64));
+        }
+    }
     bits
 }
 

@@ -138,24 +138,64 @@ fn normal_exponential_uniform_moments() {
     check_mean_var("uniform_range(-1,3)", &xs, 1.0, 16.0 / 12.0);
 }
 
+/// `fill_std_normal` (both values of each polar pair, `fast_ln`): the moments, the bins of
+/// `std_normal_cdf_goodness_of_fit`, and no correlation between the two values of a pair or
+/// between neighbouring pairs, on an odd length (the last pair's second value unused).
 #[test]
-fn std_normal_cdf_goodness_of_fit() {
-    // 40 equiprobable-ish bins on [-4, 4] plus the two tails.
-    let n = 200_000;
+fn fill_std_normal_moments_bins_and_pairs() {
+    let n = 200_001;
+    let mut xs = vec![f64::NAN; n];
+    dist::fill_std_normal(&mut chain_rng(22, 0), &mut xs);
+    assert!(xs.iter().all(|x| x.is_finite()));
+    check_mean_var("fill_std_normal", &xs, 0.0, 1.0);
+    check_third("fill_std_normal", &xs, 0.0);
+    assert_chi2(
+        "fill_std_normal bins",
+        &normal_bin_counts(&xs),
+        &normal_bin_probs(),
+    );
+    // Correlations at lags 1 (within pairs at even i) and 2 (between pairs): each is within
+    // 4 standard errors (1/√m) of 0.
+    for lag in [1usize, 2] {
+        let m = (n - lag) / 2;
+        let r: f64 = (0..m).map(|i| xs[2 * i] * xs[2 * i + lag]).sum::<f64>() / m as f64;
+        assert!(
+            r.abs() < 4.0 / (m as f64).sqrt(),
+            "fill_std_normal: lag-{lag} correlation {r}"
+        );
+    }
+}
+
+/// 40 equiprobable-ish bins on [-4, 4] plus the two tails: their probabilities.
+fn normal_bin_probs() -> Vec<f64> {
     let edges: Vec<f64> = (0..=40).map(|i| -4.0 + 0.2 * i as f64).collect();
     let mut probs = vec![math::norm_cdf(edges[0])];
     for w in edges.windows(2) {
         probs.push(math::norm_cdf(w[1]) - math::norm_cdf(w[0]));
     }
     probs.push(1.0 - math::norm_cdf(edges[40]));
-    let mut counts = vec![0u64; probs.len()];
-    let mut r = chain_rng(21, 0);
-    for _ in 0..n {
-        let x = dist::std_normal(&mut r);
-        let b = edges.iter().take_while(|&&e| e <= x).count();
-        counts[b] += 1;
+    probs
+}
+
+/// The counts of `xs` in the bins of [`normal_bin_probs`].
+fn normal_bin_counts(xs: &[f64]) -> Vec<u64> {
+    let edges: Vec<f64> = (0..=40).map(|i| -4.0 + 0.2 * i as f64).collect();
+    let mut counts = vec![0u64; 42];
+    for &x in xs {
+        counts[edges.iter().take_while(|&&e| e <= x).count()] += 1;
     }
-    assert_chi2("std_normal bins", &counts, &probs);
+    counts
+}
+
+#[test]
+fn std_normal_cdf_goodness_of_fit() {
+    let mut r = chain_rng(21, 0);
+    let xs: Vec<f64> = (0..200_000).map(|_| dist::std_normal(&mut r)).collect();
+    assert_chi2(
+        "std_normal bins",
+        &normal_bin_counts(&xs),
+        &normal_bin_probs(),
+    );
 }
 
 #[test]

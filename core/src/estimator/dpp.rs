@@ -287,8 +287,23 @@ impl KDpp {
     /// is then NOT a k-DPP draw and must not be used with weights meant for k items — the
     /// caller gets `false` (the gradient estimator turns it into a NaN estimate, a reported
     /// divergence, and counts it).
+    ///
+    /// Compiled for the running CPU ([`crate::cpu`]; the same bits on either path): the Haar
+    /// vectors' projections and the conditioning are dot products and updates over n.
     #[must_use = "an incomplete draw (false) is not a k-DPP sample"]
     pub fn sample<R: Rng + ?Sized>(&mut self, rng: &mut R, out: &mut Vec<usize>) -> bool {
+        crate::on_cpu!(self.sample_avx2(rng, out), self.sample_any(rng, out))
+    }
+
+    /// [`sample`](Self::sample) compiled with AVX2.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    fn sample_avx2<R: Rng + ?Sized>(&mut self, rng: &mut R, out: &mut Vec<usize>) -> bool {
+        self.sample_any(rng, out)
+    }
+
+    #[inline(always)]
+    fn sample_any<R: Rng + ?Sized>(&mut self, rng: &mut R, out: &mut Vec<usize>) -> bool {
         out.clear();
         let (n, k, r) = (self.n, self.k, self.lambda.len());
         let kk = k + 1;
@@ -317,7 +332,8 @@ impl KDpp {
         for t in chosen.len()..chosen.len() + extra {
             let mut g = core::mem::take(&mut self.basis[t]);
             g.clear();
-            g.extend((0..n).map(|_| dist::std_normal(rng)));
+            g.resize(n, 0.0);
+            dist::fill_std_normal(rng, &mut g);
             for _pass in 0..2 {
                 for v in self.ut.chunks_exact(n) {
                     axpy(-dot(v, &g), v, &mut g);
@@ -390,7 +406,7 @@ impl KDpp {
 
 /// Σ aᵢbᵢ with four partial sums (independent additions, so that the loop pipelines and
 /// vectorises; the k-DPP's projections and norms).
-#[inline]
+#[inline(always)]
 fn dot(a: &[f64], b: &[f64]) -> f64 {
     debug_assert_eq!(a.len(), b.len());
     let mut s = [0.0f64; 4];
@@ -408,7 +424,7 @@ fn dot(a: &[f64], b: &[f64]) -> f64 {
 }
 
 /// y += a·x.
-#[inline]
+#[inline(always)]
 fn axpy(a: f64, x: &[f64], y: &mut [f64]) {
     for (yi, xi) in y.iter_mut().zip(x) {
         *yi += a * xi;
@@ -416,7 +432,7 @@ fn axpy(a: f64, x: &[f64], y: &mut [f64]) {
 }
 
 /// Σ max(vᵢ, 0) with four partial sums.
-#[inline]
+#[inline(always)]
 fn sum_positive(v: &[f64]) -> f64 {
     let mut s = [0.0f64; 4];
     let mut c = v.chunks_exact(4);
