@@ -36,9 +36,10 @@ pub fn std_normal<R: Rng + ?Sized>(rng: &mut R) -> f64 {
 
 /// Fills `out` with independent standard normal draws, for callers that need many at once
 /// (the k-DPP's Haar vectors): Marsaglia's polar method keeping both values of each accepted
-/// pair, with the branch-free [`math::fast_ln`] (within 1 ulp of `libm`'s). About half the
-/// uniforms and a quarter of the time per value of [`std_normal`], and not its stream: a
-/// value here is not the value `std_normal` would return at the same generator state.
+/// pair, with the branch-free [`math::fast_ln`] (within 1 ulp of `libm`'s). Half the uniforms
+/// and about half the time per value of [`std_normal`] (14 against 29–30 ns on the development
+/// machine), and not its stream: a value here is not the value `std_normal` would return at
+/// the same generator state.
 pub fn fill_std_normal<R: Rng + ?Sized>(rng: &mut R, out: &mut [f64]) {
     for pair in out.chunks_mut(2) {
         loop {
