@@ -331,7 +331,7 @@ impl KDpp {
         }
         for t in chosen.len()..chosen.len() + extra {
             let mut g = core::mem::take(&mut self.basis[t]);
-            g.clear();
+            // Every value is overwritten: only a first draw's growth is zero-filled.
             g.resize(n, 0.0);
             dist::fill_std_normal(rng, &mut g);
             for _pass in 0..2 {
