@@ -176,16 +176,20 @@ fn sv_fully_buffered_gradient_is_unbiased() {
     }
 }
 
-/// The batched Laplace proposal (what the particle filter calls: three passes, the first and
-/// last branch-free with `fast_exp`/`fast_ln`, vectorised) draws from the same law as the
-/// per-particle `laplace_mixture` with the random numbers in the same order: from the same
-/// stream, every draw and log weight agrees within rounding, on calm and outlying
-/// observations, y = 0, extreme ancestors, and two θ where the curvature is not finite (the
-/// prior-kernel fallback, weighted by g alone): τ = e⁻⁴⁰⁰ (τ² underflows, c = y²/(2τ²) = ∞,
-/// so g = 0 for y ≠ 0) and σ = e⁻⁴⁰⁰ (1/σ² = ∞; g finite).
+/// The batched Laplace proposal (what the particle filter calls: passes without random
+/// numbers branch-free with `fast_exp`/`fast_ln`, vectorised) draws from the same law as the
+/// per-particle `laplace_mixture`: from the batch's random numbers (n uniforms, then n normals
+/// from `fill_std_normal`), every draw and log weight agrees within rounding with
+/// `laplace_mixture_given` at the same (uᵢ, zᵢ), on calm and outlying observations, y = 0,
+/// extreme ancestors, and two θ where the curvature is not finite (the prior-kernel fallback,
+/// weighted by g alone): τ = e⁻⁴⁰⁰ (τ² underflows, c = y²/(2τ²) = ∞, so g = 0 for y ≠ 0) and
+/// σ = e⁻⁴⁰⁰ (1/σ² = ∞; g finite). Both the defensive component (uᵢ < α) and the Laplace
+/// component are drawn.
 #[test]
 fn laplace_batch_matches_the_per_particle_proposal() {
-    use tallmc_core::ssm::sv::{laplace_mixture, laplace_mixture_batch};
+    use tallmc_core::dist::fill_std_normal;
+    use tallmc_core::rng::uniform;
+    use tallmc_core::ssm::sv::{laplace_mixture_batch, laplace_mixture_given, DEFENSIVE_WEIGHT};
     use tallmc_core::ssm::OptimalBatch;
     let model = StochasticVolatility::default();
     let thetas = [
@@ -211,15 +215,21 @@ fn laplace_batch_matches_the_per_particle_proposal() {
         .collect();
     let mut batch = OptimalBatch::default();
     let mut fallbacks = 0;
+    let mut defensive = 0;
     for (k, theta) in thetas.iter().enumerate() {
         let eta = model.natural_vec(theta);
         for (j, &y) in ys.iter().enumerate() {
             let seed = (100 * k + j) as u64;
             let mut rng = chain_rng(seed, 1);
+            let u: Vec<f64> = prev.iter().map(|_| uniform(&mut rng)).collect();
+            let mut z = vec![0.0; prev.len()];
+            fill_std_normal(&mut rng, &mut z);
             let one: Vec<_> = prev
                 .iter()
-                .map(|p| laplace_mixture(&eta, p, y, &mut rng))
+                .enumerate()
+                .map(|(i, p)| laplace_mixture_given(&eta, p, y, u[i], z[i]))
                 .collect();
+            defensive += u.iter().filter(|&&ui| ui < DEFENSIVE_WEIGHT).count();
             let mut rng = chain_rng(seed, 1);
             batch.prev.clone_from(&prev);
             laplace_mixture_batch(&eta, y, &mut rng, &mut batch);
@@ -251,4 +261,11 @@ fn laplace_batch_matches_the_per_particle_proposal() {
         }
     }
     assert_eq!(fallbacks, 2 * ys.len() * prev.len());
+    // about α of the draws come from the defensive component (binomial: 4 sd)
+    let total = (thetas.len() * ys.len() * prev.len()) as f64;
+    let sd = (total * DEFENSIVE_WEIGHT * (1.0 - DEFENSIVE_WEIGHT)).sqrt();
+    assert!(
+        (defensive as f64 - total * DEFENSIVE_WEIGHT).abs() < 4.0 * sd,
+        "{defensive} defensive draws of {total}"
+    );
 }

@@ -198,6 +198,25 @@ pub trait StateSpaceModel: Send + Sync {
     /// ∇θ [log f(xₜ|xₜ₋₁, θ) + log g(yₜ|xₜ, θ)] accumulated into `grad`: the summand hₜ of
     /// Fisher's identity ∇θ log p(y₁:T|θ) = Σₜ E[hₜ | y₁:T] (+ the initial-law term).
     fn grad_log_joint(&self, eta: &[f64], prev: &State, x: &State, y: f64, grad: &mut [f64]);
+    /// [`grad_log_joint`](Self::grad_log_joint) for every particle of one step: row i of
+    /// `grad` (n rows of p = [`dim`](Self::dim), overwritten) is the summand at
+    /// (`prev[i]`, `x[i]`), n = `prev.len()`. The default calls `grad_log_joint` per particle on
+    /// a zeroed row; a model may override it with a loop that vectorises (within rounding of
+    /// the default).
+    fn grad_log_joint_batch(
+        &self,
+        eta: &[f64],
+        prev: &[State],
+        x: &[State],
+        y: f64,
+        grad: &mut [f64],
+    ) {
+        let p = self.dim();
+        for ((g, pv), xv) in grad.chunks_exact_mut(p).zip(prev).zip(x) {
+            g.fill(0.0);
+            self.grad_log_joint(eta, pv, xv, y, g);
+        }
+    }
 
     /// Whether [`sample_optimal`](StateSpaceModel::sample_optimal) is available.
     fn has_optimal_proposal(&self) -> bool {

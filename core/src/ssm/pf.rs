@@ -221,6 +221,7 @@ pub struct ParticleFilter {
     score: Vec<f64>,
     ess: Vec<f64>,
     batch: OptimalBatch,
+    step_grads: Vec<f64>,
 }
 
 impl ParticleFilter {
@@ -246,6 +247,7 @@ impl ParticleFilter {
             score: Vec::new(),
             ess: Vec::new(),
             batch: OptimalBatch::default(),
+            step_grads: Vec::new(),
         })
     }
 
@@ -362,11 +364,14 @@ impl ParticleFilter {
                 _ => 1.0,
             };
             // 2.–4. propagate, weight, accumulate the score
-            let batched = optimal && {
+            // each particle's previous state (its ancestor's): the batched proposal and the
+            // batched score read it
+            let step_score = with_score && ct != 0.0;
+            if optimal || step_score {
                 self.batch.prev.clear();
                 self.batch.prev.extend(self.anc.iter().map(|&a| self.x[a]));
-                model.sample_optimal_batch(eta, yt, rng, &mut self.batch)
-            };
+            }
+            let batched = optimal && model.sample_optimal_batch(eta, yt, rng, &mut self.batch);
             debug_assert!(!batched || (self.batch.out.len() == n && self.batch.log_w.len() == n));
             for i in 0..n {
                 let a = self.anc[i];
@@ -388,20 +393,26 @@ impl ParticleFilter {
                 self.x_new[i] = new;
                 self.logw_new[i] = self.logw[a] + if lw.is_nan() { f64::NEG_INFINITY } else { lw };
                 if with_score {
-                    let dst = &mut self.h_new[i * p..(i + 1) * p];
-                    dst.copy_from_slice(&self.h[a * p..(a + 1) * p]);
-                    if ct != 0.0 {
-                        for g in step_grad.iter_mut() {
-                            *g = 0.0;
-                        }
-                        model.grad_log_joint(eta, &prev, &new, yt, &mut step_grad);
-                        for k in 0..p {
-                            dst[k] += ct * step_grad[k];
-                        }
-                    }
+                    self.h_new[i * p..(i + 1) * p].copy_from_slice(&self.h[a * p..(a + 1) * p]);
                 }
             }
-            // normalise with one exp per particle: wᵢ = exp(lᵢ − max), lse = max + ln Σ wᵢ
+            if step_score {
+                // hᵢ += cₜ ∇θ log f g at (ancestor, new state), for all particles at once
+                self.step_grads.clear();
+                self.step_grads.resize(n * p, 0.0);
+                model.grad_log_joint_batch(
+                    eta,
+                    &self.batch.prev,
+                    &self.x_new,
+                    yt,
+                    &mut self.step_grads,
+                );
+                for (dst, g) in self.h_new.iter_mut().zip(&self.step_grads) {
+                    *dst += ct * g;
+                }
+            }
+            // normalise with one exp per particle: wᵢ = exp(lᵢ − max), lse = max + ln Σ wᵢ (the
+            // exps in a loop of their own, which vectorises; the sum in particle order)
             let mut mx = f64::NEG_INFINITY;
             for &l in self.logw_new.iter() {
                 if l > mx {
@@ -410,9 +421,11 @@ impl ParticleFilter {
             }
             let mut sum = 0.0;
             if mx.is_finite() {
-                for i in 0..n {
-                    let wi = math::exp(self.logw_new[i] - mx);
-                    self.w[i] = wi;
+                crate::on_cpu!(
+                    exp_shifted_avx2(&self.logw_new, mx, &mut self.w),
+                    exp_shifted(&self.logw_new, mx, &mut self.w)
+                );
+                for &wi in &self.w {
                     sum += wi;
                 }
             }
@@ -457,4 +470,26 @@ impl ParticleFilter {
             resamples,
         })
     }
+}
+
+/// wᵢ = exp(lᵢ − mx) for every particle, with [`math::fast_exp`] (within 1 ulp of `libm`'s;
+/// 0 below e⁻⁷⁰⁸·³ where `libm` gives a subnormal, and for lᵢ = −∞), branch-free so that the
+/// loop vectorises.
+#[inline(always)]
+fn exp_shifted_body(log_w: &[f64], mx: f64, w: &mut [f64]) {
+    for (wi, &l) in w.iter_mut().zip(log_w) {
+        *wi = math::fast_exp(l - mx);
+    }
+}
+
+/// [`exp_shifted_body`] compiled for the baseline CPU.
+fn exp_shifted(log_w: &[f64], mx: f64, w: &mut [f64]) {
+    exp_shifted_body(log_w, mx, w)
+}
+
+/// [`exp_shifted_body`] compiled with AVX2 (the same operations, so the same bits).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn exp_shifted_avx2(log_w: &[f64], mx: f64, w: &mut [f64]) {
+    exp_shifted_body(log_w, mx, w)
 }

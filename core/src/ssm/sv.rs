@@ -21,7 +21,7 @@ use super::{
     ln_normal_lv, simulate_with, state, InitialLaw, OptimalBatch, OptimalDraw, State,
     StateSpaceModel,
 };
-use crate::dist::normal;
+use crate::dist::{fill_std_normal, normal, std_normal};
 use crate::error::Error;
 use crate::math;
 use crate::rng::{uniform, ChainRng};
@@ -94,7 +94,18 @@ const LAPLACE_NEWTON: usize = 3;
 /// component keeps the weight below g(yₜ|x)/α, which for yₜ ≠ 0 is at most
 /// (2π yₜ²)^(−½)e^(−½)/α, so the weights
 /// have finite variance even where v < σ²/2 (a Gaussian proposal alone would not).
+///
+/// Random numbers: one uniform (the mixture's component), then one standard normal
+/// ([`std_normal`]), for every draw; [`laplace_mixture_given`] makes the draw from them.
 pub fn laplace_mixture(eta: &[f64], prev: &State, y: f64, rng: &mut ChainRng) -> OptimalDraw {
+    let u = uniform(rng);
+    let z = std_normal(rng);
+    laplace_mixture_given(eta, prev, y, u, z)
+}
+
+/// [`laplace_mixture`]'s draw from a uniform u ∈ [0, 1) and a standard normal z: the prior
+/// kernel's m + σz where u < α (or where the Laplace step overflows), else x̂ + √v z.
+pub fn laplace_mixture_given(eta: &[f64], prev: &State, y: f64, u: f64, z: f64) -> OptimalDraw {
     let (phi, s2) = (eta[0], eta[1] * eta[1]);
     let t2 = eta[2] * eta[2];
     let m = phi * prev[0];
@@ -113,7 +124,7 @@ pub fn laplace_mixture(eta: &[f64], prev: &State, y: f64, rng: &mut ChainRng) ->
     }
     if !(curv.is_finite() && curv > 0.0 && x.is_finite()) {
         // an overflow at an extreme θ: the prior kernel, with weight g
-        let draw = normal(rng, m, eta[1]);
+        let draw = m + eta[1] * z;
         let lg = -0.5 * (eta[4] + draw + y * y * exp_neg(draw) / t2) - math::LN_SQRT_2PI;
         return OptimalDraw {
             state: state(draw),
@@ -122,10 +133,10 @@ pub fn laplace_mixture(eta: &[f64], prev: &State, y: f64, rng: &mut ChainRng) ->
     }
     // the curvature at the last iterate but one: any v > 0 gives a valid proposal
     let (mode, v) = (x, 1.0 / curv);
-    let draw = if uniform(rng) < DEFENSIVE_WEIGHT {
-        normal(rng, m, eta[1])
+    let draw = if u < DEFENSIVE_WEIGHT {
+        m + eta[1] * z
     } else {
-        normal(rng, mode, math::sqrt(v))
+        mode + math::sqrt(v) * z
     };
     let lf = ln_normal_lv(draw, m, s2, eta[3]);
     let lq = math::log_add_exp(
@@ -140,26 +151,28 @@ pub fn laplace_mixture(eta: &[f64], prev: &State, y: f64, rng: &mut ChainRng) ->
 }
 
 /// [`laplace_mixture`] for every particle of one step (`batch.prev` → `batch.out`,
-/// `batch.log_w`), in three passes: the modes and curvatures (no random numbers; branch-free
-/// with [`math::fast_exp`], [`math::fast_ln`] and [`math::fast_ln_1p_unit`], so the loop
-/// vectorises, with AVX2 where the CPU has it), the draws (particle by particle, the random
-/// numbers in the same order as [`laplace_mixture`]), then the log weights (branch-free
-/// again).
+/// `batch.log_w`), in passes: the modes and curvatures (no random numbers; branch-free with
+/// [`math::fast_exp`], [`math::fast_ln`] and [`math::fast_ln_1p_unit`], so the loop
+/// vectorises, with AVX2 where the CPU has it), the random numbers (n uniforms, then n standard
+/// normals from [`fill_std_normal`]), the draws, then their log weights (branch-free again).
 ///
-/// The same proposal as [`laplace_mixture`] up to rounding: x̂ and v may differ from it in
-/// the last bits (the start's ln(1 + z) is softplus(ln z) for every z instead of ln z above
-/// ln z = 30, a gap below 10⁻¹³; any x̂ and v > 0 give a valid importance sampler, and the
-/// weight uses the x̂ and v that drew), and log f, log g and log q are within a few ulp of its
-/// values (`fast_exp` gives 0 below e⁻⁷⁰⁸·³ where `libm` gives a subnormal: only for a draw
-/// above 708 with y²/τ² above about 10³⁰⁰).
+/// The same law as [`laplace_mixture`], not its stream: particle i's draw is
+/// [`laplace_mixture_given`]`(uᵢ, zᵢ)` up to rounding, with uᵢ the i-th uniform and zᵢ the
+/// i-th normal. x̂ and v may differ from it in the last bits (the start's ln(1 + z) is
+/// softplus(ln z) for every z instead of ln z above ln z = 30, a gap below 10⁻¹³; any x̂ and
+/// v > 0 give a valid importance sampler, and the weight uses the x̂ and v that drew), and log
+/// f, log g and log q are within a few ulp of its values (`fast_exp` gives 0 below e⁻⁷⁰⁸·³
+/// where `libm` gives a subnormal: only for a draw above 708 with y²/τ² above about 10³⁰⁰).
 pub fn laplace_mixture_batch(eta: &[f64], y: f64, rng: &mut ChainRng, batch: &mut OptimalBatch) {
     let n = batch.prev.len();
     let scratch = &mut batch.scratch;
     scratch.clear();
-    scratch.resize(4 * n, 0.0);
+    scratch.resize(6 * n, 0.0);
     let (m, rest) = scratch.split_at_mut(n);
     let (mode, rest) = rest.split_at_mut(n);
-    let (curv, draw) = rest.split_at_mut(n);
+    let (curv, rest) = rest.split_at_mut(n);
+    let (u, rest) = rest.split_at_mut(n);
+    let (z, draw) = rest.split_at_mut(n);
     for (mi, p) in m.iter_mut().zip(&batch.prev) {
         *mi = eta[0] * p[0];
     }
@@ -167,14 +180,17 @@ pub fn laplace_mixture_batch(eta: &[f64], y: f64, rng: &mut ChainRng, batch: &mu
         laplace_modes_avx2(eta, y, m, mode, curv),
         laplace_modes(eta, y, m, mode, curv)
     );
+    for ui in u.iter_mut() {
+        *ui = uniform(rng);
+    }
+    fill_std_normal(rng, z);
+    // the draws: the prior kernel where u < α or x̂ = NaN (a scalar loop: `libm`'s square
+    // root keeps a loop from vectorising)
     for i in 0..n {
-        draw[i] = if mode[i].is_nan() {
-            // an overflow at an extreme θ: the prior kernel, with weight g
-            normal(rng, m[i], eta[1])
-        } else if uniform(rng) < DEFENSIVE_WEIGHT {
-            normal(rng, m[i], eta[1])
+        draw[i] = if mode[i].is_nan() || u[i] < DEFENSIVE_WEIGHT {
+            m[i] + eta[1] * z[i]
         } else {
-            normal(rng, mode[i], math::sqrt(1.0 / curv[i]))
+            mode[i] + math::sqrt(1.0 / curv[i]) * z[i]
         };
     }
     batch.log_w.clear();
@@ -241,7 +257,7 @@ fn laplace_modes_avx2(eta: &[f64], y: f64, m: &[f64], mode: &mut [f64], curv: &m
     laplace_modes_body(eta, y, m, mode, curv)
 }
 
-/// Pass 3 of [`laplace_mixture_batch`]: log f + log g − log q at each draw (log g alone
+/// The last pass of [`laplace_mixture_batch`]: log f + log g − log q at each draw (log g alone
 /// where x̂ = NaN, the prior kernel's draw), with log q = log((1 − α) N(x; x̂, 1/curv) +
 /// α N(x; m, σ²)).
 #[inline(always)]
@@ -307,6 +323,36 @@ fn laplace_weights_avx2(
     laplace_weights_body(eta, y, m, mode, curv, draw, log_w)
 }
 
+/// [`StateSpaceModel::grad_log_joint_batch`] of [`StochasticVolatility`]: the same terms as
+/// its `grad_log_joint` (∂φ, ∂log σ of the AR(1) transition; ∂log τ = y² e⁻ˣ/τ² − 1), with
+/// e⁻ˣ from [`math::fast_exp`] (within 1 ulp of `libm`'s) so that the loop vectorises.
+#[inline(always)]
+fn score_terms_body(eta: &[f64], prev: &[State], x: &[State], y: f64, grad: &mut [f64]) {
+    let (phi, s2) = (eta[0], eta[1] * eta[1]);
+    let t2 = eta[2] * eta[2];
+    let y2 = y * y;
+    for ((g, pv), xv) in grad.chunks_exact_mut(3).zip(prev).zip(x) {
+        let (xp, xt) = (pv[0], xv[0]);
+        let e = xt - phi * xp;
+        let en = math::fast_exp(-(if xt > -700.0 { xt } else { -700.0 }));
+        g[0] = e * xp / s2;
+        g[1] = e * e / s2 - 1.0;
+        g[2] = y2 * en / t2 - 1.0;
+    }
+}
+
+/// [`score_terms_body`] compiled for the baseline CPU.
+fn score_terms(eta: &[f64], prev: &[State], x: &[State], y: f64, grad: &mut [f64]) {
+    score_terms_body(eta, prev, x, y, grad)
+}
+
+/// [`score_terms_body`] compiled with AVX2 (the same operations, so the same bits).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn score_terms_avx2(eta: &[f64], prev: &[State], x: &[State], y: f64, grad: &mut [f64]) {
+    score_terms_body(eta, prev, x, y, grad)
+}
+
 /// Newton's starting point for the mode of ℓ(x) = −(x − m)²/(2σ²) − x/2 − c e⁻ˣ.
 ///
 /// # Formula
@@ -353,6 +399,19 @@ impl StateSpaceModel for StochasticVolatility {
     fn grad_log_joint(&self, eta: &[f64], prev: &State, x: &State, y: f64, grad: &mut [f64]) {
         ar1_grad_log_transition(eta, prev, x, grad);
         grad[2] += y * y * exp_neg(x[0]) / (eta[2] * eta[2]) - 1.0;
+    }
+    fn grad_log_joint_batch(
+        &self,
+        eta: &[f64],
+        prev: &[State],
+        x: &[State],
+        y: f64,
+        grad: &mut [f64],
+    ) {
+        crate::on_cpu!(
+            score_terms_avx2(eta, prev, x, y, grad),
+            score_terms(eta, prev, x, y, grad)
+        )
     }
     fn has_optimal_proposal(&self) -> bool {
         true
