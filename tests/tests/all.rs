@@ -33,6 +33,7 @@ mod kernels_stability;
 mod ksd;
 mod large_d_mode;
 mod minibatch_mh_baselines;
+mod minibatch_mh_batched;
 mod minibatch_mh_cv;
 mod minibatch_mh_design;
 mod minibatch_mh_gaussian;

@@ -27,7 +27,7 @@ fn model(name: &str, n: usize, d: usize, reparam: &str) -> Arc<dyn DataModel> {
 
 /// Every number the twinned loops produce on the way: model building (the whitening's Newton
 /// and row transform on ≥ 2¹⁷ rows), full-data passes, control variates, an HMC-ECS chain with
-/// warm-up re-centrings and an SGLD chain.
+/// warm-up re-centrings, an SGLD chain and the minibatch-MH chains.
 fn everything() -> Vec<u64> {
     let mut bits = Vec::new();
     let cases = [
@@ -62,6 +62,12 @@ fn everything() -> Vec<u64> {
         for (sampler, warmup, draws, settings) in [
             ("hmc-ecs", 150, 100, vec![("m", "700")]),
             ("sgld", 0, 300, vec![("batch_size", "301")]),
+            // The minibatch tests' batched differences (each row read once for θ and θ′, the
+            // family and the control variate's remainders in loops of their own).
+            ("mh-sublhd", 50, 150, vec![]),
+            ("austere-mh", 50, 150, vec![]),
+            ("mh-minibatch", 50, 150, vec![]),
+            ("mh-minibatch", 0, 100, vec![("control", "none")]),
         ] {
             let mut set = Settings::new();
             for (k, v) in settings {

@@ -167,6 +167,10 @@ const ROWS: usize = 8;
 /// rows (256 × d values) stay in cache between its first and last sweep.
 const GATHER: usize = 256;
 
+/// Rows per chunk of [`GlmView::step_terms`] and [`DataModel::log_lik_diff_many`] (the
+/// minibatch tests ask for up to 128 at a time; the chunk's scratch is zeroed per call).
+const STEP_CHUNK: usize = 128;
+
 /// The [`ROWS`] rows of length `d` in `q` (`ROWS · d` values), as slices of length exactly
 /// `d` (so that indexing them by k < d needs no bounds checks).
 #[inline(always)]
@@ -528,6 +532,98 @@ impl<F: GlmFamily> Glm<F> {
             for (e, &i) in eta.iter_mut().zip(idx) {
                 *e += off[i];
             }
+        }
+    }
+
+    /// ηᵢ at θ (`theta`) and at θ′ (`proposal`) for the drawn rows `idx`, into `eta0` and
+    /// `eta1` (one slot each): eight rows at a time, both dot products in one sweep over the
+    /// rows (each read once), each summed in index order as `dot` (the same bits as
+    /// [`Glm::eta`] at each point).
+    #[inline(always)]
+    fn drawn_eta_pair(
+        &self,
+        theta: &[f64],
+        proposal: &[f64],
+        idx: &[usize],
+        eta0: &mut [f64],
+        eta1: &mut [f64],
+    ) {
+        let d = self.design.d;
+        // `dot` sums over the shorter of the row and θ.
+        let t0 = &theta[..d.min(theta.len())];
+        let t1 = &proposal[..d.min(proposal.len())];
+        if t0.len() != t1.len() {
+            self.drawn_eta(t0, idx, eta0);
+            self.drawn_eta(t1, idx, eta1);
+            return;
+        }
+        let x = &self.design.x;
+        let row = |i: usize| &x[i * d..][..d];
+        let mut octs = idx.chunks_exact(ROWS);
+        let mut out0 = eta0.chunks_exact_mut(ROWS);
+        let mut out1 = eta1.chunks_exact_mut(ROWS);
+        for ((o, e0), e1) in (&mut octs).zip(&mut out0).zip(&mut out1) {
+            let r: [&[f64]; ROWS] = core::array::from_fn(|j| row(o[j]));
+            let mut s0 = [0.0f64; ROWS];
+            let mut s1 = [0.0f64; ROWS];
+            for (k, (&a, &b)) in t0.iter().zip(t1).enumerate() {
+                for j in 0..ROWS {
+                    let xv = r[j][k];
+                    s0[j] += xv * a;
+                    s1[j] += xv * b;
+                }
+            }
+            e0.copy_from_slice(&s0);
+            e1.copy_from_slice(&s1);
+        }
+        for ((e0, e1), &i) in out0
+            .into_remainder()
+            .iter_mut()
+            .zip(out1.into_remainder().iter_mut())
+            .zip(octs.remainder())
+        {
+            *e0 = crate::linalg::dot(row(i), t0);
+            *e1 = crate::linalg::dot(row(i), t1);
+        }
+        if let Some(off) = &self.offset {
+            for ((e0, e1), &i) in eta0.iter_mut().zip(eta1.iter_mut()).zip(idx) {
+                *e0 += off[i];
+                *e1 += off[i];
+            }
+        }
+    }
+
+    crate::avx2_twin!(fn step_terms_avx2 = step_terms_any(&self, theta: &[f64], proposal: &[f64], idx: &[usize], eta0: &mut [f64], eta1: &mut [f64], dl: &mut [f64]));
+
+    /// [`GlmView::step_terms`]'s body (compiled twice, see [`crate::cpu`]): in chunks of
+    /// [`STEP_CHUNK`] rows, the responses, both linear predictors (`drawn_eta_pair`), then
+    /// f(yᵢ, ηᵢ(θ′)) − f(yᵢ, ηᵢ(θ)) in a loop of its own (it vectorises).
+    #[inline(always)]
+    fn step_terms_any(
+        &self,
+        theta: &[f64],
+        proposal: &[f64],
+        idx: &[usize],
+        eta0: &mut [f64],
+        eta1: &mut [f64],
+        dl: &mut [f64],
+    ) {
+        let len = idx.len().min(eta0.len()).min(eta1.len()).min(dl.len());
+        let y = &self.design.y;
+        let mut ys = [0.0f64; STEP_CHUNK];
+        let mut a = 0;
+        while a < len {
+            let b = (a + STEP_CHUNK).min(len);
+            let chunk = &idx[a..b];
+            let (e0, e1, v) = (&mut eta0[a..b], &mut eta1[a..b], &mut dl[a..b]);
+            for (t, &i) in ys.iter_mut().zip(chunk) {
+                *t = y[i];
+            }
+            self.drawn_eta_pair(theta, proposal, chunk, e0, e1);
+            for (((v, &yk), &x0), &x1) in v.iter_mut().zip(&ys).zip(e0.iter()).zip(e1.iter()) {
+                *v = self.family.value(yk, x1) - self.family.value(yk, x0);
+            }
+            a = b;
         }
     }
 
@@ -1142,6 +1238,24 @@ impl<F: GlmFamily> DataModel for Glm<F> {
             self.log_lik_grad_batch_any(theta, idx, grad)
         )
     }
+    /// [`GlmView::step_terms`] in chunks of [`STEP_CHUNK`] rows (each row read once for both
+    /// points): ℓᵢ = f(yᵢ, ηᵢ), so the same bits as [`DataModel::log_lik`] datum by datum.
+    fn log_lik_diff_many(&self, theta: &[f64], proposal: &[f64], idx: &[usize], out: &mut [f64]) {
+        let mut e0 = [0.0f64; STEP_CHUNK];
+        let mut e1 = [0.0f64; STEP_CHUNK];
+        for (chunk, o) in idx.chunks(STEP_CHUNK).zip(out.chunks_mut(STEP_CHUNK)) {
+            let len = chunk.len().min(o.len());
+            GlmView::step_terms(
+                self,
+                theta,
+                proposal,
+                &chunk[..len],
+                &mut e0[..len],
+                &mut e1[..len],
+                &mut o[..len],
+            );
+        }
+    }
     fn log_lik_grad_all(&self, theta: &[f64], grad: &mut [f64]) -> f64 {
         self.chunked_pass(theta, Some(grad))
     }
@@ -1181,6 +1295,20 @@ impl<F: GlmFamily> GlmView for Glm<F> {
     }
     fn offset(&self) -> Option<&[f64]> {
         self.offset.as_deref()
+    }
+    fn step_terms(
+        &self,
+        theta: &[f64],
+        proposal: &[f64],
+        idx: &[usize],
+        eta0: &mut [f64],
+        eta1: &mut [f64],
+        dl: &mut [f64],
+    ) {
+        crate::on_cpu!(
+            self.step_terms_avx2(theta, proposal, idx, eta0, eta1, dl),
+            self.step_terms_any(theta, proposal, idx, eta0, eta1, dl)
+        )
     }
     fn terms_rows(&self, theta: &[f64], start: usize, out: &mut [f64]) {
         crate::on_cpu!(

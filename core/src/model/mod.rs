@@ -130,6 +130,16 @@ pub trait DataModel: Send + Sync {
         }
         total
     }
+    /// ℓᵢ(θ′) − ℓᵢ(θ) for each index of `idx`, into `out` (θ = `theta`, θ′ = `proposal`; the
+    /// first min(`idx.len()`, `out.len()`) entries): the same bits as
+    /// [`log_lik`](DataModel::log_lik) at θ′ minus at θ datum by datum (one virtual call per
+    /// batch; a GLM overrides it to read each row once for both points). The minibatch tests'
+    /// plain differences ([`crate::kernel::minibatch_mh::cv::StepDiffs`]).
+    fn log_lik_diff_many(&self, theta: &[f64], proposal: &[f64], idx: &[usize], out: &mut [f64]) {
+        for (o, &i) in out.iter_mut().zip(idx) {
+            *o = self.log_lik(proposal, i) - self.log_lik(theta, i);
+        }
+    }
     /// Σᵢ ℓᵢ(θ) over all data, gradient accumulated into `grad`.
     fn log_lik_grad_all(&self, theta: &[f64], grad: &mut [f64]) -> f64 {
         (0..self.n())
@@ -249,6 +259,29 @@ pub trait GlmView: Send + Sync {
         match self.offset() {
             Some(o) => o[i] + s,
             None => s,
+        }
+    }
+    /// For each row i of `idx` (the first min of the four lengths): ηᵢ at θ (`theta`) into
+    /// `eta0`, at θ′ (`proposal`) into `eta1`, and f(yᵢ, ηᵢ(θ′)) − f(yᵢ, ηᵢ(θ)) into `dl`: the
+    /// same bits as [`eta`](GlmView::eta) and the family's [`value`](GlmFamily::value) row by
+    /// row (a GLM overrides it to read each row once for both points, with the family's
+    /// values in a loop of their own). The minibatch tests' per-datum differences
+    /// ([`crate::kernel::minibatch_mh::cv::StepDiffs::at_many`]).
+    fn step_terms(
+        &self,
+        theta: &[f64],
+        proposal: &[f64],
+        idx: &[usize],
+        eta0: &mut [f64],
+        eta1: &mut [f64],
+        dl: &mut [f64],
+    ) {
+        let fam = self.family();
+        let y = &self.design().y;
+        for (((&i, e0), e1), v) in idx.iter().zip(eta0).zip(eta1).zip(dl) {
+            *e0 = self.eta(theta, i);
+            *e1 = self.eta(proposal, i);
+            *v = fam.value(y[i], *e1) - fam.value(y[i], *e0);
         }
     }
     /// For the rows `start..start + out.len() / 4`: [ηᵢ, f(yᵢ, ηᵢ), f′, f″] written to

@@ -19,7 +19,7 @@
 //! stop when |l̄ − μ₀| ≥ c or t = N; accept iff l̄ > μ₀.
 
 use super::design::{self, NcTable, SeqDesign};
-use super::{draw_next, MinibatchTest, TestOutcome};
+use super::{draw_diffs, draw_next, scan_diffs, MinibatchTest, TestOutcome, DRAW_BLOCK};
 use crate::error::Error;
 use crate::math;
 
@@ -174,33 +174,40 @@ impl AustereMh {
     }
 }
 
-/// The sequential t-test with design (m, ε) on data drawn through `perm`; `ratio(i)` is lᵢ
-/// (`None` to stop: a non-finite ratio). Fills `out` (batch, Δ*, se², decision).
+/// The sequential t-test with design (m, ε) on data drawn through `perm`. `draw(rng, perm, b,
+/// vals)` draws the next data from position b of `perm` (as [`draw_next`] one at a time) and
+/// writes their lᵢ to `vals`, returning how many (at least one, at most `vals.len()`); a
+/// non-finite lᵢ stops the test and must be the last of its block (as [`draw_diffs`] does).
+/// Fills `out` (batch, Δ*, se², decision).
 #[allow(clippy::too_many_arguments)]
-fn sequential_t_test<R: Rng + ?Sized>(
+fn sequential_t_test<R: Rng + Clone>(
     rng: &mut R,
     perm: &mut [usize],
     m: usize,
     epsilon: f64,
     mu0: f64,
-    mut ratio: impl FnMut(usize) -> Option<f64>,
+    mut draw: impl FnMut(&mut R, &mut [usize], usize, &mut [f64]) -> usize,
     out: &mut TestOutcome,
 ) {
     let n = perm.len();
     let nf = n as f64;
     let (mut mean, mut m2, mut b) = (0.0, 0.0, 0usize);
+    let mut vals = [0.0f64; DRAW_BLOCK];
     loop {
         let target = (b + m.max(1)).min(n);
         while b < target {
-            let i = draw_next(rng, perm, b);
-            b += 1;
-            let Some(l) = ratio(i) else {
-                out.batch = b;
-                return;
-            };
-            let d = l - mean;
-            mean += d / b as f64;
-            m2 += d * (l - mean);
+            let k = (target - b).min(DRAW_BLOCK);
+            let got = draw(rng, perm, b, &mut vals[..k]);
+            for &l in &vals[..got] {
+                b += 1;
+                if !l.is_finite() {
+                    out.batch = b;
+                    return;
+                }
+                let d = l - mean;
+                mean += d / b as f64;
+                m2 += d * (l - mean);
+            }
         }
         out.batch = b;
         out.delta = nf * (mean - mu0);
@@ -280,7 +287,7 @@ impl MinibatchTest for AustereMh {
             AustereDesign::NonConservative(t) => alloc::vec![("error_bound", t.bound())],
         }
     }
-    fn decide<R: Rng + ?Sized>(
+    fn decide<R: Rng + Clone>(
         &self,
         rng: &mut R,
         diffs: &super::cv::StepDiffs<'_>,
@@ -306,15 +313,13 @@ impl MinibatchTest for AustereMh {
                     self.batch_step,
                     self.epsilon,
                     mu0,
-                    |i| {
-                        evals += 2;
-                        let l = inv_k * diffs.at(i);
-                        if l.is_finite() {
-                            Some(l)
-                        } else {
+                    |rng, perm, b, vals| {
+                        let got = draw_diffs(rng, perm, b, diffs, inv_k, vals);
+                        evals += 2 * got as u64;
+                        if let Some(&l) = vals[..got].last().filter(|l| !l.is_finite()) {
                             bad = l.is_nan() || l == f64::INFINITY;
-                            None
                         }
+                        got
                     },
                     &mut out,
                 );
@@ -327,7 +332,7 @@ impl MinibatchTest for AustereMh {
             }
         };
         // AustereMH(nc): μ_std from a full scan, then the design for it.
-        let ratios: Vec<f64> = (0..n).map(|i| inv_k * diffs.at(i)).collect();
+        let ratios = scan_diffs(diffs, n, inv_k);
         out.lik_evals = 2 * n as u64;
         if decided_by_scan(&ratios, &mut out) {
             return out;
@@ -346,7 +351,13 @@ impl MinibatchTest for AustereMh {
                 d.batch_step,
                 d.epsilon,
                 mu0,
-                |i| ratios.get(i).copied(),
+                |rng, perm, b, vals| {
+                    for (p, v) in vals.iter_mut().enumerate() {
+                        let i = draw_next(rng, perm, b + p);
+                        *v = ratios.get(i).copied().unwrap_or(f64::NAN);
+                    }
+                    vals.len()
+                },
                 &mut out,
             ),
             None => {
@@ -418,7 +429,7 @@ impl MinibatchTest for MhSubLhd {
     fn extra_names(&self) -> Vec<&'static str> {
         alloc::vec!["batch_size", "bound_c", "all_data", "delta_hat"]
     }
-    fn decide<R: Rng + ?Sized>(
+    fn decide<R: Rng + Clone>(
         &self,
         rng: &mut R,
         diffs: &super::cv::StepDiffs<'_>,
@@ -442,7 +453,7 @@ impl MinibatchTest for MhSubLhd {
             Vec::new()
         } else {
             out.lik_evals = 2 * n as u64;
-            (0..n).map(|i| inv_k * diffs.at(i)).collect()
+            scan_diffs(diffs, n, inv_k)
         };
         if decided_by_scan(&ratios, &mut out) {
             return out;
@@ -454,27 +465,37 @@ impl MinibatchTest for MhSubLhd {
         let (mut mean, mut m2, mut t) = (0.0, 0.0, 0usize);
         let mut b = self.batch_step.min(n);
         let mut k = 0i32;
+        let mut vals = [0.0f64; DRAW_BLOCK];
         loop {
             while t < b {
-                let i = draw_next(rng, perm, t);
-                let l = if bound.is_some() {
-                    out.lik_evals += 2;
-                    let l = inv_k * diffs.at(i);
-                    if l.is_nan() || l == f64::INFINITY {
-                        out.divergent = true;
-                        return out;
-                    }
-                    if l == f64::NEG_INFINITY {
-                        return out;
-                    }
-                    l
+                // The next block of draws, used in draw order: evaluated together with the
+                // bound (stopping at a non-finite ratio as datum by datum), else from the scan.
+                let len = (b - t).min(DRAW_BLOCK);
+                let got = if bound.is_some() {
+                    draw_diffs(rng, perm, t, diffs, inv_k, &mut vals[..len])
                 } else {
-                    ratios.get(i).copied().unwrap_or(0.0)
+                    for (p, v) in vals[..len].iter_mut().enumerate() {
+                        let i = draw_next(rng, perm, t + p);
+                        *v = ratios.get(i).copied().unwrap_or(0.0);
+                    }
+                    len
                 };
-                t += 1;
-                let d = l - mean;
-                mean += d / t as f64;
-                m2 += d * (l - mean);
+                for &l in &vals[..got] {
+                    if bound.is_some() {
+                        out.lik_evals += 2;
+                        if l.is_nan() || l == f64::INFINITY {
+                            out.divergent = true;
+                            return out;
+                        }
+                        if l == f64::NEG_INFINITY {
+                            return out;
+                        }
+                    }
+                    t += 1;
+                    let d = l - mean;
+                    mean += d / t as f64;
+                    m2 += d * (l - mean);
+                }
             }
             k += 1;
             let tf = t as f64;

@@ -150,10 +150,51 @@ impl TaylorCv {
         let e0 = view.eta(theta, i);
         let e1 = view.eta(proposal, i);
         let dl = fam.value(y, e1) - fam.value(y, e0);
+        self.remainder(dl, e0, e1, i)
+    }
+
+    /// dl − [qᵢ(θ′) − qᵢ(θ)] for datum i with ηᵢ(θ) = `e0`, ηᵢ(θ′) = `e1` and
+    /// dl = ℓᵢ(θ′) − ℓᵢ(θ): the arithmetic of [`residual`](Self::residual) after the
+    /// likelihood evaluations.
+    #[inline(always)]
+    fn remainder(&self, dl: f64, e0: f64, e1: f64, i: usize) -> f64 {
         let (d0, d1) = (e0 - self.eta_hat[i], e1 - self.eta_hat[i]);
         dl - self.f1[i] * (d1 - d0) - 0.5 * self.f2[i] * (d1 * d1 - d0 * d0)
     }
 }
+
+/// `out[k]` ← [`TaylorCv::remainder`] of datum `idx[k]` (dl = `out[k]`, ηᵢ(θ) = `e0[k]`,
+/// ηᵢ(θ′) = `e1[k]`) + `shift`: [`StepDiffs::at_many`]'s arithmetic after the likelihoods
+/// (compiled twice, see [`crate::cpu`]; the same bits on either path).
+#[inline(always)]
+fn remainders_any(
+    c: &TaylorCv,
+    idx: &[usize],
+    e0: &[f64],
+    e1: &[f64],
+    shift: f64,
+    out: &mut [f64],
+) {
+    for (((v, &i), &a), &b) in out.iter_mut().zip(idx).zip(e0).zip(e1) {
+        *v = c.remainder(*v, a, b, i) + shift;
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn remainders_avx2(
+    c: &TaylorCv,
+    idx: &[usize],
+    e0: &[f64],
+    e1: &[f64],
+    shift: f64,
+    out: &mut [f64],
+) {
+    remainders_any(c, idx, e0, e1, shift, out);
+}
+
+/// Data per chunk of [`StepDiffs::at_many`] (its linear predictors stay on the stack).
+const CHUNK: usize = 128;
 
 /// The per-datum differences a minibatch test reads for one step θ → θ′: plain
 /// ℓᵢ(θ′) − ℓᵢ(θ), or the control-variate version [`TaylorCv`] (same mean over the data).
@@ -200,6 +241,34 @@ impl<'a> StepDiffs<'a> {
         match self.cv {
             Some((c, view, shift)) => c.residual(view, self.theta, self.proposal, i) + shift,
             None => self.model.log_lik(self.proposal, i) - self.model.log_lik(self.theta, i),
+        }
+    }
+
+    /// The differences of the data `idx` into `out` (the first min(`idx.len()`, `out.len()`)
+    /// entries; two likelihood evaluations each): the same bits as [`at`](Self::at) datum by
+    /// datum, computed together — a GLM reads each row once for θ and θ′ and evaluates its
+    /// family in a loop of its own ([`GlmView::step_terms`],
+    /// [`DataModel::log_lik_diff_many`]), one virtual call per batch instead of four per
+    /// datum.
+    pub fn at_many(&self, idx: &[usize], out: &mut [f64]) {
+        match self.cv {
+            Some((c, view, shift)) => {
+                let mut e0 = [0.0f64; CHUNK];
+                let mut e1 = [0.0f64; CHUNK];
+                for (chunk, o) in idx.chunks(CHUNK).zip(out.chunks_mut(CHUNK)) {
+                    let len = chunk.len().min(o.len());
+                    let (chunk, o) = (&chunk[..len], &mut o[..len]);
+                    let (e0, e1) = (&mut e0[..len], &mut e1[..len]);
+                    view.step_terms(self.theta, self.proposal, chunk, e0, e1, o);
+                    crate::on_cpu!(
+                        remainders_avx2(c, chunk, e0, e1, shift, o),
+                        remainders_any(c, chunk, e0, e1, shift, o)
+                    );
+                }
+            }
+            None => self
+                .model
+                .log_lik_diff_many(self.theta, self.proposal, idx, out),
         }
     }
 }

@@ -61,7 +61,11 @@ pub trait MinibatchTest: Send {
     /// Decide the move θ → θ' (log priors `lp0`, `lp1`) from the per-datum log-likelihood
     /// differences `diffs` (plain or with control variates). `perm` is a permutation of `0..n`
     /// that the test partially re-shuffles to draw data without replacement.
-    fn decide<R: Rng + ?Sized>(
+    ///
+    /// The generator is `Clone` because the tests draw data a block at a time
+    /// ([`draw_diffs`]) and, when a difference of the block is not finite, put the generator
+    /// back to where a datum-by-datum draw would have stopped.
+    fn decide<R: Rng + Clone>(
         &self,
         rng: &mut R,
         diffs: &cv::StepDiffs<'_>,
@@ -74,13 +78,86 @@ pub trait MinibatchTest: Send {
 /// Move the datum at a uniform position of `perm[b..]` to `perm[b]` and return it (one step of
 /// a partial Fisher–Yates shuffle: `perm[..=b]` is a uniform without-replacement sample).
 pub(crate) fn draw_next<R: Rng + ?Sized>(rng: &mut R, perm: &mut [usize], b: usize) -> usize {
+    draw_swap(rng, perm, b);
+    perm.get(b).copied().unwrap_or(0)
+}
+
+/// [`draw_next`]'s swap: `perm[b]` exchanged with a uniform position r of `perm[b..]`; returns
+/// r (`b` itself, drawing nothing, when `b` is past the end).
+#[inline]
+fn draw_swap<R: Rng + ?Sized>(rng: &mut R, perm: &mut [usize], b: usize) -> usize {
     let n = perm.len();
     if b >= n {
-        return 0;
+        return b;
     }
     let r = b + uniform_index(rng, n - b);
     perm.swap(b, r);
-    perm.get(b).copied().unwrap_or(0)
+    r
+}
+
+/// Data drawn and evaluated together by the tests ([`draw_diffs`]).
+pub(crate) const DRAW_BLOCK: usize = 128;
+
+/// The next k = min(`vals.len()`, [`DRAW_BLOCK`], n − `t`) data of the without-replacement draw
+/// from position `t` of `perm` (k calls of [`draw_next`]), with `scale` times their
+/// differences in `vals[..k]`, computed together ([`cv::StepDiffs::at_many`]: the same bits
+/// as `scale * diffs.at(i)` datum by datum). Returns k, or, when a scaled difference is not
+/// finite, its position + 1 with `rng` and `perm` as after drawing it: exactly where a loop
+/// drawing and evaluating one datum at a time would stop on it (the later draws are undone).
+pub(crate) fn draw_diffs<R: Rng + Clone>(
+    rng: &mut R,
+    perm: &mut [usize],
+    t: usize,
+    diffs: &cv::StepDiffs<'_>,
+    scale: f64,
+    vals: &mut [f64],
+) -> usize {
+    let k = vals.len().min(DRAW_BLOCK).min(perm.len().saturating_sub(t));
+    let saved = rng.clone();
+    let mut swaps = [0usize; DRAW_BLOCK];
+    for (p, s) in swaps[..k].iter_mut().enumerate() {
+        *s = draw_swap(rng, perm, t + p);
+    }
+    let vals = &mut vals[..k];
+    diffs.at_many(&perm[t..t + k], vals);
+    for v in vals.iter_mut() {
+        *v *= scale;
+    }
+    match vals.iter().position(|v| !v.is_finite()) {
+        Some(j) => {
+            if j + 1 < k {
+                // Undo the swaps after datum j (in reverse order) and the generator's draws:
+                // perm and rng as after the first j + 1 draws.
+                for p in (j + 1..k).rev() {
+                    perm.swap(t + p, swaps[p]);
+                }
+                *rng = saved;
+                for p in 0..=j {
+                    let _ = uniform_index(rng, perm.len() - (t + p));
+                }
+            }
+            j + 1
+        }
+        None => k,
+    }
+}
+
+/// `scale` times the differences of all data, in order (`n` of them; a full scan, 2n
+/// likelihood evaluations): the same bits as `scale * diffs.at(i)` for i in 0..n.
+pub(crate) fn scan_diffs(diffs: &cv::StepDiffs<'_>, n: usize, scale: f64) -> Vec<f64> {
+    let mut out = alloc::vec![0.0; n];
+    let mut idx = [0usize; DRAW_BLOCK];
+    for (c, o) in out.chunks_mut(DRAW_BLOCK).enumerate() {
+        let idx = &mut idx[..o.len()];
+        for (p, i) in idx.iter_mut().enumerate() {
+            *i = c * DRAW_BLOCK + p;
+        }
+        diffs.at_many(idx, o);
+        for v in o.iter_mut() {
+            *v *= scale;
+        }
+    }
+    out
 }
 
 /// What one minibatch test decided.
@@ -131,7 +208,7 @@ impl MinibatchMh {
     /// `perm` is a permutation of `0..n` that is partially re-shuffled (the first b entries
     /// become a uniform without-replacement sample).
     #[allow(clippy::too_many_arguments)]
-    pub fn test<R: Rng + ?Sized>(
+    pub fn test<R: Rng + Clone>(
         &self,
         rng: &mut R,
         model: &dyn DataModel,
@@ -153,7 +230,7 @@ impl MinibatchTest for MinibatchMh {
     fn temperature(&self) -> f64 {
         self.temperature
     }
-    fn decide<R: Rng + ?Sized>(
+    fn decide<R: Rng + Clone>(
         &self,
         rng: &mut R,
         diffs: &cv::StepDiffs<'_>,
@@ -185,21 +262,25 @@ impl MinibatchTest for MinibatchMh {
         let mut mean = 0.0;
         let mut m2 = 0.0;
         let mut b = 0usize;
+        let mut vals = [0.0f64; DRAW_BLOCK];
         loop {
             let target = (b + self.batch_step).min(n);
             while b < target {
-                let i = draw_next(rng, perm, b);
-                let lam = scale * diffs.at(i);
-                b += 1;
-                out.lik_evals = 2 * b as u64;
-                if !lam.is_finite() {
-                    out.batch = b;
-                    out.divergent = lam.is_nan() || lam == f64::INFINITY;
-                    return out;
+                // Λᵢ = scale·(ℓᵢ(θ′) − ℓᵢ(θ)) a block at a time, used in draw order.
+                let k = (target - b).min(DRAW_BLOCK);
+                let got = draw_diffs(rng, perm, b, diffs, scale, &mut vals[..k]);
+                for &lam in &vals[..got] {
+                    b += 1;
+                    out.lik_evals = 2 * b as u64;
+                    if !lam.is_finite() {
+                        out.batch = b;
+                        out.divergent = lam.is_nan() || lam == f64::INFINITY;
+                        return out;
+                    }
+                    let d = lam - mean;
+                    mean += d / b as f64;
+                    m2 += d * (lam - mean);
                 }
-                let d = lam - mean;
-                mean += d / b as f64;
-                m2 += d * (lam - mean);
             }
             let s2 = m2 / (b as f64 * b as f64);
             let delta = mean + prior_diff;
