@@ -1238,7 +1238,7 @@ impl<F: GlmFamily> DataModel for Glm<F> {
             self.log_lik_grad_batch_any(theta, idx, grad)
         )
     }
-    /// [`GlmView::step_terms`] in chunks of [`STEP_CHUNK`] rows (each row read once for both
+    /// [`GlmView::step_terms`] in chunks of `STEP_CHUNK` (128) rows (each row read once for both
     /// points): ℓᵢ = f(yᵢ, ηᵢ), so the same bits as [`DataModel::log_lik`] datum by datum.
     fn log_lik_diff_many(&self, theta: &[f64], proposal: &[f64], idx: &[usize], out: &mut [f64]) {
         let mut e0 = [0.0f64; STEP_CHUNK];

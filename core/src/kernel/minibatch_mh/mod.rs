@@ -63,7 +63,7 @@ pub trait MinibatchTest: Send {
     /// that the test partially re-shuffles to draw data without replacement.
     ///
     /// The generator is `Clone` because the tests draw data a block at a time
-    /// ([`draw_diffs`]) and, when a difference of the block is not finite, put the generator
+    /// (`draw_diffs`) and, when a difference of the block is not finite, put the generator
     /// back to where a datum-by-datum draw would have stopped.
     fn decide<R: Rng + Clone>(
         &self,
