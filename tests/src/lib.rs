@@ -224,3 +224,26 @@ pub fn pf_replicates(
     }
     (z, sc)
 }
+
+/// `model` fitted through the registry (intercept, unstandardised, the given `reparam`) to a
+/// table simulated by `tallmc_core::simulate` with its default settings: n rows, d parameters,
+/// `seed`. The raw-scale features leave the whitening work to do.
+pub fn simulated_model(
+    model: &str,
+    n: usize,
+    d: usize,
+    seed: u64,
+    reparam: &str,
+) -> Arc<dyn DataModel> {
+    let table =
+        tallmc_core::simulate::simulate(model, n, d, seed, &Settings::new()).expect("simulate");
+    let spec = tallmc_core::data::DesignSpec {
+        response: "y".into(),
+        features: None,
+        intercept: true,
+        standardize: false,
+    };
+    let mut set = Settings::new();
+    set.insert("reparam", reparam);
+    tallmc_core::registry::build_model(model, &table, &spec, &set).expect("build model")
+}

@@ -6,23 +6,13 @@
 
 use std::sync::Arc;
 use tallmc_core::chain::Phase;
-use tallmc_core::data::DesignSpec;
 use tallmc_core::estimator::ControlVariates;
 use tallmc_core::model::DataModel;
-use tallmc_core::registry::{build_model, run_chains, ChainConfig};
+use tallmc_core::registry::{run_chains, ChainConfig};
 use tallmc_core::settings::Settings;
 
 fn model(name: &str, n: usize, d: usize, reparam: &str) -> Arc<dyn DataModel> {
-    let table = tallmc_core::simulate::simulate(name, n, d, 11, &Settings::new()).unwrap();
-    let spec = DesignSpec {
-        response: "y".into(),
-        features: None,
-        intercept: true,
-        standardize: false,
-    };
-    let mut set = Settings::new();
-    set.insert("reparam", reparam);
-    build_model(name, &table, &spec, &set).unwrap()
+    tallmc_tests::simulated_model(name, n, d, 11, reparam)
 }
 
 /// Every number the twinned loops produce on the way: model building (the whitening's Newton

@@ -11,25 +11,14 @@
 
 use std::sync::Arc;
 use tallmc_core::chain::{run_chain, Chain, Phase};
-use tallmc_core::data::DesignSpec;
 use tallmc_core::model::DataModel;
-use tallmc_core::registry::build_model;
 use tallmc_core::rng::chain_rng;
 use tallmc_core::sampler::hmcecs::{EcsChain, EcsConfig};
 use tallmc_core::settings::Settings;
 
 fn logistic(n: usize, reparam: &str) -> Arc<dyn DataModel> {
     // Raw-scale features (simulate's defaults), an intercept: the whitening has work to do.
-    let table = tallmc_core::simulate::simulate("logistic", n, 5, 11, &Settings::new()).unwrap();
-    let spec = DesignSpec {
-        response: "y".into(),
-        features: None,
-        intercept: true,
-        standardize: false,
-    };
-    let mut set = Settings::new();
-    set.insert("reparam", reparam);
-    build_model("logistic", &table, &spec, &set).unwrap()
+    tallmc_tests::simulated_model("logistic", n, 5, 11, reparam)
 }
 
 fn chain(model: &Arc<dyn DataModel>, kv: &[&str], warmup: usize, seed: u64) -> EcsChain {

@@ -9,29 +9,17 @@
 use crate::minibatch_mh_common::Linear1;
 use crate::smh_common;
 use std::sync::Arc;
-use tallmc_core::data::DesignSpec;
 use tallmc_core::kernel::minibatch_mh::baselines::AustereMh;
 use tallmc_core::kernel::minibatch_mh::cv::{StepDiffs, TaylorCv};
 use tallmc_core::kernel::minibatch_mh::xcorr::Correction;
 use tallmc_core::kernel::minibatch_mh::{MinibatchMh, MinibatchTest};
 use tallmc_core::model::DataModel;
 use tallmc_core::optim::{find_mode, ModeOptions};
-use tallmc_core::registry::build_model;
 use tallmc_core::rng::{chain_rng, uniform_index, ChainRng, Rng};
-use tallmc_core::settings::Settings;
 
 /// A simulated regression table fitted by `name` with the given `reparam`.
 fn registry_model(name: &str, n: usize, d: usize, reparam: &str) -> Arc<dyn DataModel> {
-    let table = tallmc_core::simulate::simulate(name, n, d, 5, &Settings::new()).unwrap();
-    let spec = DesignSpec {
-        response: "y".into(),
-        features: None,
-        intercept: true,
-        standardize: false,
-    };
-    let mut set = Settings::new();
-    set.insert("reparam", reparam);
-    build_model(name, &table, &spec, &set).unwrap()
+    tallmc_tests::simulated_model(name, n, d, 5, reparam)
 }
 
 #[test]

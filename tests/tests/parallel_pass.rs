@@ -47,21 +47,10 @@ fn threads_do_not_change_the_bits() {
 /// batches shorter than, equal to and longer than the gather chunk, repeated indices.
 #[test]
 fn batch_gradient_is_the_per_datum_sum_bit_for_bit() {
-    use tallmc_core::data::DesignSpec;
-    use tallmc_core::settings::Settings;
     let (n, d) = (3_000, 6);
     for name in ["logistic", "poisson", "linear", "robust"] {
         for reparam in ["auto", "none"] {
-            let table = tallmc_core::simulate::simulate(name, n, d, 5, &Settings::new()).unwrap();
-            let spec = DesignSpec {
-                response: "y".into(),
-                features: None,
-                intercept: true,
-                standardize: false,
-            };
-            let mut set = Settings::new();
-            set.insert("reparam", reparam);
-            let m = tallmc_core::registry::build_model(name, &table, &spec, &set).unwrap();
+            let m = tallmc_tests::simulated_model(name, n, d, 5, reparam);
             let dim = m.dim();
             let theta: Vec<f64> = (0..dim).map(|k| 0.05 * k as f64 - 0.1).collect();
             let mut state = 12345u64;
