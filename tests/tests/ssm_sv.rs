@@ -17,55 +17,10 @@ use tallmc_core::ssm::sv::{StochasticVolatility, TRUTH};
 use tallmc_core::ssm::{state, State, StateSpaceModel};
 use tallmc_tests::{mean, sd};
 
-const G: usize = 600;
-const L: f64 = 9.0;
-
-/// log p(y₁:T|θ) by quadrature on a grid, using the model's own log densities.
+/// log p(y₁:T|θ) by quadrature on a grid of 600 nodes on [−9, 9], using the model's own log
+/// densities ([`tallmc_tests::grid_log_lik`]).
 fn grid_log_lik(model: &StochasticVolatility, theta: &[f64], y: &[f64]) -> f64 {
-    let eta = model.natural_vec(theta);
-    let dz = 2.0 * L / (G - 1) as f64;
-    let z: Vec<f64> = (0..G).map(|i| -L + i as f64 * dz).collect();
-    let mut p: Vec<f64> = z
-        .iter()
-        .map(|&x| model.log_initial(&eta, &state(x)).exp() * dz)
-        .collect();
-    let s: f64 = p.iter().sum();
-    p.iter_mut().for_each(|v| *v /= s);
-    // transition matrix rows (normalised so no mass leaks at the edges)
-    let mut k = vec![0.0; G * G];
-    for i in 0..G {
-        let prev: State = state(z[i]);
-        let mut row = 0.0;
-        for j in 0..G {
-            let v = model.log_transition(&eta, &prev, &state(z[j])).exp();
-            k[i * G + j] = v;
-            row += v;
-        }
-        for j in 0..G {
-            k[i * G + j] /= row;
-        }
-    }
-    let mut ll = 0.0;
-    let mut pred = vec![0.0; G];
-    for &yt in y {
-        pred.iter_mut().for_each(|v| *v = 0.0);
-        for i in 0..G {
-            if p[i] < 1e-300 {
-                continue;
-            }
-            for j in 0..G {
-                pred[j] += p[i] * k[i * G + j];
-            }
-        }
-        let mut tot = 0.0;
-        for j in 0..G {
-            p[j] = pred[j] * model.log_observation(&eta, &state(z[j]), yt).exp();
-            tot += p[j];
-        }
-        ll += tot.ln();
-        p.iter_mut().for_each(|v| *v /= tot);
-    }
-    ll
+    tallmc_tests::grid_log_lik(model, theta, y, 600, 9.0)
 }
 
 fn setup() -> (StochasticVolatility, Vec<f64>, Vec<f64>) {
