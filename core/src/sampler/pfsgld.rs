@@ -34,7 +34,10 @@ pub const AUTO_STEP_FACTOR: f64 = 0.1;
 /// The particle score's bias is O(|S*|/N) (Putcha 2024, Theorem 3.4.2 (I)). Measured on 200
 /// daily DAX returns (`sv`, the full sequence, at NumPyro's posterior mean): the φ component's
 /// bias was −0.86 ± 0.15 at N = |S*| and −0.30 ± 0.12 at N = 5|S*|, so N = 2.5|S*| keeps it
-/// near 0.1 posterior sd (sd 0.24, b·s² ≈ 0.4 × 0.058).
+/// near 0.1 posterior sd (sd 0.24, b·s² ≈ 0.4 × 0.058) at the posterior mean. It grows along
+/// the posterior's ridge, though: against a grid filter's exact score at N = 500, −0.50 ± 0.16
+/// at the posterior mean and −2.72 ± 0.25 at φ = 0.8 (`tests/examples/sv_score_bias.rs`;
+/// DESIGN.md, `pf-sgld`'s known limitation).
 pub const AUTO_PARTICLES_PER_POINT: f64 = 2.5;
 
 /// Fewest particles with `particles` = auto (the former fixed default).
