@@ -43,19 +43,8 @@ fn main() -> Result<(), String> {
     let (ssm, y) = (series.ssm(), series.y());
     let window =
         BufferConfig::from_settings(&Settings::new(), y.len()).map_err(|e| e.to_string())?;
-    let h = 1e-4;
     for th in &thetas {
-        let mut exact = [0.0; 3];
-        for (k, e) in exact.iter_mut().enumerate() {
-            let (mut tp, mut tm) = (th.clone(), th.clone());
-            tp[k] += h;
-            tm[k] -= h;
-            let (lp, lm) = (
-                tallmc_tests::grid_log_lik(ssm, &tp, y, 600, 9.0),
-                tallmc_tests::grid_log_lik(ssm, &tm, y, 600, 9.0),
-            );
-            *e = (lp - lm) / (2.0 * h);
-        }
+        let exact = tallmc_tests::grid_score(ssm, th, y, 600, 9.0);
         println!("θ = {th:?}: grid score {exact:.3?}");
         for c in cfgs {
             let mut s = Settings::new();

@@ -305,3 +305,25 @@ pub fn grid_log_lik<M: tallmc_core::ssm::StateSpaceModel + ?Sized>(
     }
     ll
 }
+
+/// The exact score ∇θ log p(y₁:T|θ) of a state-space model with a 1-d state, by central
+/// finite differences (step 10⁻⁴) of [`grid_log_lik`] with its `nodes` and `half_width`.
+pub fn grid_score<M: tallmc_core::ssm::StateSpaceModel + ?Sized>(
+    model: &M,
+    theta: &[f64],
+    y: &[f64],
+    nodes: usize,
+    half_width: f64,
+) -> Vec<f64> {
+    let h = 1e-4;
+    (0..theta.len())
+        .map(|k| {
+            let (mut tp, mut tm) = (theta.to_vec(), theta.to_vec());
+            tp[k] += h;
+            tm[k] -= h;
+            (grid_log_lik(model, &tp, y, nodes, half_width)
+                - grid_log_lik(model, &tm, y, nodes, half_width))
+                / (2.0 * h)
+        })
+        .collect()
+}
