@@ -259,24 +259,11 @@ fn pieces_on_threads_are_each_visited_once() {
 /// several (the last one short), on one thread and on spare threads, K = 0, 1 and 5.
 #[test]
 fn passes_at_many_points_give_the_bits_of_one_pass_each() {
-    use tallmc_core::data::DesignSpec;
-    use tallmc_core::settings::Settings;
     for (n, d) in [(40_001usize, 5usize), (3_000, 4)] {
         for name in ["logistic", "poisson", "linear", "robust"] {
             for reparam in ["auto", "none"] {
-                let table =
-                    tallmc_core::simulate::simulate(name, n, d, 9, &Settings::new()).unwrap();
-                let spec = DesignSpec {
-                    response: "y".into(),
-                    features: None,
-                    intercept: true,
-                    standardize: false,
-                };
-                let mut set = Settings::new();
-                set.insert("reparam", reparam);
-                let one = tallmc_core::registry::build_model(name, &table, &spec, &set).unwrap();
-                let mut many =
-                    tallmc_core::registry::build_model(name, &table, &spec, &set).unwrap();
+                let one = tallmc_tests::simulated_model(name, n, d, 9, reparam);
+                let mut many = tallmc_tests::simulated_model(name, n, d, 9, reparam);
                 Arc::get_mut(&mut many)
                     .expect("fresh model")
                     .set_parallel(Arc::new(Threads::new(3)));
