@@ -91,11 +91,104 @@ impl PfSgldState {
     pub fn gradient(&self) -> &[f64] {
         &self.grad
     }
+
+    /// The window gradient's estimator (its filter and buffers).
+    pub fn window_gradient(&self) -> &WindowGradient {
+        &self.gradient
+    }
 }
 
 impl HasPosition for PfSgldState {
     fn position(&self) -> &[f64] {
         &self.theta
+    }
+}
+
+/// One estimate of the posterior's score by [`PfSgld::score`]: its cost, window and
+/// filter diagnostics, and whether it is usable.
+#[derive(Debug, Clone, Copy)]
+pub struct ScoreEstimate {
+    /// The estimate's per-datum evaluations (as a step reports them).
+    pub cost: crate::cost::Cost,
+    /// The window it used (`None` when the estimator failed before choosing one).
+    pub window: Option<Window>,
+    /// log p̂(y_{S*}|θ) under the window's initial law.
+    pub window_log_lik: f64,
+    /// The filter's smallest and mean ESS over the window (NaN for the Kalman gradient or
+    /// when the estimator failed).
+    pub ess_min: f64,
+    /// See `ess_min`.
+    pub ess_mean: f64,
+    /// Whether the estimate is usable: the estimator ran, the window's likelihood and every
+    /// component of the score are finite. When false a step is divergent.
+    pub ok: bool,
+}
+
+impl PfSgld {
+    /// ĝ + ∇ log p(θ) at `theta` into `grad` (overwritten): the window gradient drawn with
+    /// `rng` through `gradient` (a filter of [`PfSgld::filter`]'s settings, or the Kalman
+    /// smoother), plus the prior's gradient. The estimate every step moves with; the warm-up
+    /// also calls it at a point the chain has already visited, to measure the estimate's
+    /// noise ([`crate::sampler::pfsgld::PfSgldWarmup`]).
+    pub fn score(
+        &self,
+        model: &SeriesModel,
+        theta: &[f64],
+        gradient: &mut WindowGradient,
+        rng: &mut ChainRng,
+        grad: &mut [f64],
+    ) -> ScoreEstimate {
+        grad.iter_mut().for_each(|g| *g = 0.0);
+        let ssm = model.ssm();
+        let y = model.y();
+        let mut out = ScoreEstimate {
+            cost: crate::cost::Cost::default(),
+            window: None,
+            window_log_lik: f64::NAN,
+            ess_min: f64::NAN,
+            ess_mean: f64::NAN,
+            ok: false,
+        };
+        let est = match gradient {
+            WindowGradient::Particle(g) => {
+                let r = g.estimate(ssm, theta, y, rng, grad);
+                if let Ok(gi) = &r {
+                    let ess = g.filter().ess();
+                    let n = ess.len().max(1) as f64;
+                    out.ess_min = ess.iter().copied().fold(f64::INFINITY, f64::min);
+                    out.ess_mean = ess.iter().sum::<f64>() / n;
+                    let s_len = (gi.window.sub_end - gi.window.sub_start) as u64;
+                    let particles = g.filter().config().particles as u64;
+                    out.cost.lik_evals = gi.cost;
+                    out.cost.grad_evals = particles * s_len;
+                }
+                r
+            }
+            WindowGradient::Kalman(cfg) => match model.lgssm() {
+                Some(m) => {
+                    let r = buffered::kalman_estimate(m, theta, y, *cfg, rng, grad);
+                    if let Ok(gi) = &r {
+                        out.cost.lik_evals = gi.cost;
+                        out.cost.grad_evals = (gi.window.sub_end - gi.window.sub_start) as u64;
+                    }
+                    r
+                }
+                None => Err(Error::setting("gradient", "kalman needs lgssm")),
+            },
+        };
+        let Ok(gi) = est else {
+            return out;
+        };
+        out.window = Some(gi.window);
+        out.window_log_lik = gi.window_log_lik;
+        // a dead filter (every weight zero at some time point: p̂(y_{S*}|θ) = 0) or a
+        // non-finite window likelihood leaves no usable score
+        if !gi.window_log_lik.is_finite() {
+            return out;
+        }
+        let lp = ssm.log_prior_grad(theta, grad);
+        out.ok = lp.is_finite() && grad.iter().all(|g| g.is_finite());
+        out
     }
 }
 
@@ -132,60 +225,23 @@ impl Kernel<SeriesModel> for PfSgld {
     fn step(&self, rng: &mut ChainRng, model: &SeriesModel, st: &mut PfSgldState) -> StepInfo {
         let h = self.schedule.at(st.iter);
         st.iter += 1;
-        st.grad.iter_mut().for_each(|g| *g = 0.0);
-        let ssm = model.ssm();
-        let y = model.y();
         let mut info = StepInfo {
             step_size: h,
             energy: f64::NAN,
             extra: [f64::NAN; 4],
             ..StepInfo::default()
         };
-        let est = match &mut st.gradient {
-            WindowGradient::Particle(g) => {
-                let r = g.estimate(ssm, &st.theta, y, rng, &mut st.grad);
-                if let Ok(gi) = &r {
-                    let ess = g.filter().ess();
-                    let n = ess.len().max(1) as f64;
-                    info.extra[1] = ess.iter().copied().fold(f64::INFINITY, f64::min);
-                    info.extra[2] = ess.iter().sum::<f64>() / n;
-                    let s_len = (gi.window.sub_end - gi.window.sub_start) as u64;
-                    let particles = g.filter().config().particles as u64;
-                    info.lik_evals = gi.cost;
-                    info.grad_evals = particles * s_len;
-                }
-                r
-            }
-            WindowGradient::Kalman(cfg) => match model.lgssm() {
-                Some(m) => {
-                    let r = buffered::kalman_estimate(m, &st.theta, y, *cfg, rng, &mut st.grad);
-                    if let Ok(gi) = &r {
-                        info.lik_evals = gi.cost;
-                        info.grad_evals = (gi.window.sub_end - gi.window.sub_start) as u64;
-                    }
-                    r
-                }
-                None => Err(Error::setting("gradient", "kalman needs lgssm")),
-            },
-        };
-        let gi = match est {
-            Ok(gi) => gi,
-            Err(_) => {
-                info.divergent = true;
-                return info;
-            }
-        };
-        st.last_window = Some(gi.window);
-        info.extra[0] = (gi.window.sub_start + 1) as f64;
-        info.extra[3] = gi.window_log_lik;
-        // a dead filter (every weight zero at some time point: p̂(y_{S*}|θ) = 0) or a
-        // non-finite window likelihood leaves no usable score: divergent step, θ unchanged
-        if !gi.window_log_lik.is_finite() {
-            info.divergent = true;
-            return info;
+        let score = self.score(model, &st.theta, &mut st.gradient, rng, &mut st.grad);
+        info.lik_evals = score.cost.lik_evals;
+        info.grad_evals = score.cost.grad_evals;
+        info.extra[1] = score.ess_min;
+        info.extra[2] = score.ess_mean;
+        if let Some(w) = score.window {
+            st.last_window = Some(w);
+            info.extra[0] = (w.sub_start + 1) as f64;
+            info.extra[3] = score.window_log_lik;
         }
-        let lp = ssm.log_prior_grad(&st.theta, &mut st.grad);
-        if !lp.is_finite() || st.grad.iter().any(|g| !g.is_finite()) {
+        if !score.ok {
             info.divergent = true;
             return info;
         }
@@ -194,7 +250,7 @@ impl Kernel<SeriesModel> for PfSgld {
             *t += 0.5 * hi * g + math::sqrt(hi) * crate::dist::std_normal(rng);
         }
         // a hard prior wall (φ ~ U(−1, 1)): reflected Langevin keeps the truncated target
-        ssm.reflect(&mut st.theta);
+        model.ssm().reflect(&mut st.theta);
         info.accept_prob = 1.0;
         info.accepted = true;
         info

@@ -135,10 +135,14 @@ pub type PfSgldChain = Driver<PfSgld, SeriesModel, PfSgldWarmup>;
 /// ŝᵢ² says (discretisation inflation λ/4 with λ the largest eigenvalue of D^½ Σ̂⁻¹ D^½,
 /// D = diag hᵢ, Σ̂ the window's covariance; Euler is unstable at λ ≥ 2): all steps are scaled
 /// down so that a Gershgorin bound on λ is at most 1 (≤ 25% along the stiffest direction).
-/// V̂ᵢ = ½·mean (ĝₜ − ĝₜ₋₁)ᵢ² over consecutive non-divergent iterations, from the first window
-/// (at the starting step 0.1/T, so θ hardly moves between them and the differences are mostly
-/// the estimator's noise: θ's own movement adds about h₀Σⱼ Hᵢⱼ², which only makes the cap
-/// more cautious), or from later ones if it had fewer than 10. Σ̂ is recomputed in each of
+/// V̂ᵢ = ½·mean (ĝₜ − ĝ′ₜ)ᵢ² over the first window's non-divergent iterations (or later ones if
+/// it had fewer than 10 pairs), where ĝ′ₜ is a second, independent estimate at the point
+/// where step t takes its own ĝₜ ([`PfSgld::score`] at θₜ₋₁, drawn from the chain's stream
+/// 2¹⁹² draws ahead, so the chain's own draws do not change): the pair differs by the
+/// estimator's noise alone, 2Vᵢ in expectation. (Consecutive steps' estimates, used before,
+/// also differ by θ's movement, ≈ h₀Σⱼ Hᵢⱼ²; when the noise is small that dominated V̂ and the
+/// steps came out orders of magnitude too small.) The second estimates cost one window
+/// gradient per iteration of the first window, counted in the warm-up's cost. Σ̂ is recomputed in each of
 /// the windows ending at [`WINDOW_ENDS`] (0.15, 0.3, 0.5, 0.8 of the warm-up; the first at
 /// least 12 iterations long), and the steps are set at the end of each, growing at most 10×
 /// per window: a window run at too small a step sees less than the posterior's spread, and the
@@ -153,10 +157,15 @@ pub struct PfSgldWarmup {
     mean: Vec<f64>,
     m2: Vec<f64>,
     delta: Vec<f64>,
-    /// Gradient noise: sums of squared consecutive differences and their count.
+    /// Gradient noise: sums of squared differences of paired estimates and their count.
     dg2: Vec<f64>,
     dg_n: usize,
-    prev_grad: Option<Vec<f64>>,
+    /// A second estimate at the current θ (where the next step takes its own), its estimator
+    /// and its random stream (the chain's, 2¹⁹² draws ahead: the chain's own stream, and so
+    /// its draws, are untouched by the probes).
+    probe: Option<Vec<f64>>,
+    probe_gradient: Option<WindowGradient>,
+    probe_rng: Option<ChainRng>,
     noise: Vec<f64>,
 }
 
@@ -172,7 +181,9 @@ impl PfSgldWarmup {
             delta: vec![0.0; p],
             dg2: vec![0.0; p],
             dg_n: 0,
-            prev_grad: None,
+            probe: None,
+            probe_gradient: None,
+            probe_rng: None,
             noise: Vec::new(),
         }
     }
@@ -193,19 +204,43 @@ impl PfSgldWarmup {
         }
     }
 
-    /// The gradient noise: consecutive differences of non-divergent estimates.
-    fn record_noise(&mut self, grad: &[f64], ok: bool) {
-        if !ok {
-            self.prev_grad = None;
-            return;
-        }
-        if let Some(prev) = &self.prev_grad {
-            for (j, (g, q)) in grad.iter().zip(prev).enumerate() {
-                self.dg2[j] += (g - q) * (g - q);
+    /// The gradient noise: the last step's estimate (`ok`: usable) against the probe taken
+    /// at the same θ after the step before, then a new probe at the current θ (when `more`:
+    /// the noise is still wanted after this iteration). Returns the probe's cost.
+    fn record_noise(
+        &mut self,
+        kernel: &PfSgld,
+        model: &SeriesModel,
+        st: &PfSgldState,
+        ok: bool,
+        more: bool,
+        rng: &ChainRng,
+    ) -> Cost {
+        if let Some(q) = self.probe.take() {
+            if ok {
+                for (j, (g, q)) in st.gradient().iter().zip(&q).enumerate() {
+                    self.dg2[j] += (g - q) * (g - q);
+                }
+                self.dg_n += 1;
             }
-            self.dg_n += 1;
         }
-        self.prev_grad = Some(grad.to_vec());
+        if !more {
+            return Cost::default();
+        }
+        let side = self.probe_rng.get_or_insert_with(|| {
+            let mut r = rng.clone();
+            r.long_jump();
+            r
+        });
+        let est = self
+            .probe_gradient
+            .get_or_insert_with(|| st.window_gradient().clone());
+        let mut g = vec![0.0; st.position().len()];
+        let score = kernel.score(model, st.position(), est, side, &mut g);
+        if score.ok {
+            self.probe = Some(g);
+        }
+        score.cost
     }
 
     /// Set the kernel's steps at iteration `iter` from the window's covariance and the noise
@@ -270,14 +305,15 @@ impl Warmup<PfSgld, SeriesModel> for PfSgldWarmup {
         &mut self,
         t: usize,
         kernel: &mut PfSgld,
-        _model: &SeriesModel,
+        model: &SeriesModel,
         st: &mut PfSgldState,
         info: &mut StepInfo,
-        _rng: &mut ChainRng,
+        rng: &mut ChainRng,
     ) -> Cost {
         if !self.adapt {
             return Cost::default();
         }
+        let mut cost = Cost::default();
         let iter = t + 1;
         let w = self.warmup as f64;
         let start = (0.1 * w) as usize;
@@ -287,13 +323,16 @@ impl Warmup<PfSgld, SeriesModel> for PfSgldWarmup {
             self.record(st.position());
             if self.noise.is_empty() {
                 let ok = !info.divergent && st.gradient().iter().all(|g| g.is_finite());
-                self.record_noise(st.gradient(), ok);
+                // no probe when none will be compared: after the last window, or at a
+                // window's end where the estimate will be set from enough pairs
+                let more = iter < ends[3] && !(ends.contains(&iter) && self.dg_n + 1 >= 10);
+                cost = self.record_noise(kernel, model, st, ok, more, rng);
             }
             if ends.contains(&iter) {
                 self.set_steps(kernel, iter);
             }
         }
-        Cost::default()
+        cost
     }
 
     /// The gradient noise variances V̂ᵢ measured in warm-up and the per-coordinate steps.
