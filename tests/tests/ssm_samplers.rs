@@ -698,3 +698,35 @@ fn pf_sgld_noise_from_pairs_at_one_point() {
     assert_eq!(warm.grad_evals, warm.lik_evals);
     assert_eq!(cost.lik_evals, (draws * t) as u64, "{cost:?}");
 }
+
+/// The warm-up's probes (the second estimates of the gradient noise) draw from a stream of
+/// their own: until the first steps are set (iteration 60 of a 400-iteration warm-up), a chain
+/// with `step_size` auto moves exactly as one given its starting step 0.1/T explicitly, which
+/// neither adapts nor probes; after it, the adapted steps move it elsewhere.
+#[test]
+fn pf_sgld_probes_leave_the_chain_stream_alone() {
+    let t = 200;
+    let table = series("sv", t, 9);
+    let model = build_model("sv", &table, &spec(), &Settings::new()).unwrap();
+    let path = |pairs: &[&str]| {
+        let s = settings(pairs);
+        let config = ChainConfig {
+            sampler: "pf-sgld",
+            warmup: 400,
+            settings: &s,
+        };
+        let mut rng = chain_rng(11, 0);
+        let mut chain = build_chain(&config, model.clone(), &mut rng).unwrap();
+        let mut out: Vec<Vec<f64>> = Vec::new();
+        while out.len() < 80 {
+            chain.step(&mut rng);
+            out.push(chain.position().to_vec());
+        }
+        out
+    };
+    let h0 = format!("step_size={:?}", 0.1 / t as f64);
+    let auto = path(&[]);
+    let fixed = path(&[h0.as_str()]);
+    assert_eq!(auto[..60], fixed[..60], "the first 60 iterations differ");
+    assert_ne!(auto[60..], fixed[60..], "the adapted steps changed nothing");
+}

@@ -119,8 +119,8 @@ pub struct ScoreEstimate {
     pub ess_min: f64,
     /// See `ess_min`.
     pub ess_mean: f64,
-    /// Whether the estimate is usable: the estimator ran, the window's likelihood and every
-    /// component of the score are finite. When false a step is divergent.
+    /// Whether the estimate is usable: the estimator ran, and the window's likelihood, the
+    /// log prior and every component of the score are finite. When false a step is divergent.
     pub ok: bool,
 }
 

@@ -138,11 +138,13 @@ pub type PfSgldChain = Driver<PfSgld, SeriesModel, PfSgldWarmup>;
 /// V̂ᵢ = ½·mean (ĝₜ − ĝ′ₜ)ᵢ² over the first window's non-divergent iterations (or later ones if
 /// it had fewer than 10 pairs), where ĝ′ₜ is a second, independent estimate at the point
 /// where step t takes its own ĝₜ ([`PfSgld::score`] at θₜ₋₁, drawn from the chain's stream
-/// 2¹⁹² draws ahead, so the chain's own draws do not change): the pair differs by the
-/// estimator's noise alone, 2Vᵢ in expectation. (Consecutive steps' estimates, used before,
-/// also differ by θ's movement, ≈ h₀Σⱼ Hᵢⱼ²; when the noise is small that dominated V̂ and the
-/// steps came out orders of magnitude too small.) The second estimates cost one window
-/// gradient per iteration of the first window, counted in the warm-up's cost. Σ̂ is recomputed in each of
+/// 2¹⁹² draws ahead, so the chain's own stream of random numbers is untouched: the draws
+/// change only through the steps V̂ sets): the pair differs by the estimator's noise alone,
+/// 2Vᵢ in expectation. (Consecutive steps' estimates, used before, also differ by θ's
+/// movement, ≈ h₀Σⱼ Hᵢⱼ²; when the noise is small that dominated V̂ and the steps came out
+/// orders of magnitude too small.) The second estimates cost one window gradient per
+/// iteration of the first window but its last (and of later ones while fewer than 10 pairs),
+/// counted in the warm-up's cost. Σ̂ is recomputed in each of
 /// the windows ending at [`WINDOW_ENDS`] (0.15, 0.3, 0.5, 0.8 of the warm-up; the first at
 /// least 12 iterations long), and the steps are set at the end of each, growing at most 10×
 /// per window: a window run at too small a step sees less than the posterior's spread, and the
@@ -204,18 +206,9 @@ impl PfSgldWarmup {
         }
     }
 
-    /// The gradient noise: the last step's estimate (`ok`: usable) against the probe taken
-    /// at the same θ after the step before, then a new probe at the current θ (when `more`:
-    /// the noise is still wanted after this iteration). Returns the probe's cost.
-    fn record_noise(
-        &mut self,
-        kernel: &PfSgld,
-        model: &SeriesModel,
-        st: &PfSgldState,
-        ok: bool,
-        more: bool,
-        rng: &ChainRng,
-    ) -> Cost {
+    /// The gradient noise: the last step's estimate (`ok`: usable) against the probe taken at
+    /// the same θ after the step before.
+    fn pair(&mut self, st: &PfSgldState, ok: bool) {
         if let Some(q) = self.probe.take() {
             if ok {
                 for (j, (g, q)) in st.gradient().iter().zip(&q).enumerate() {
@@ -224,9 +217,18 @@ impl PfSgldWarmup {
                 self.dg_n += 1;
             }
         }
-        if !more {
-            return Cost::default();
-        }
+    }
+
+    /// A probe at the current θ, where the next step takes its own estimate: an independent
+    /// estimate from the probes' stream (the chain's, 2¹⁹² draws ahead) through a copy of the
+    /// chain's estimator. Returns its cost.
+    fn probe(
+        &mut self,
+        kernel: &PfSgld,
+        model: &SeriesModel,
+        st: &PfSgldState,
+        rng: &ChainRng,
+    ) -> Cost {
         let side = self.probe_rng.get_or_insert_with(|| {
             let mut r = rng.clone();
             r.long_jump();
@@ -323,13 +325,22 @@ impl Warmup<PfSgld, SeriesModel> for PfSgldWarmup {
             self.record(st.position());
             if self.noise.is_empty() {
                 let ok = !info.divergent && st.gradient().iter().all(|g| g.is_finite());
+                self.pair(st, ok);
                 // no probe when none will be compared: after the last window, or at a
-                // window's end where the estimate will be set from enough pairs
-                let more = iter < ends[3] && !(ends.contains(&iter) && self.dg_n + 1 >= 10);
-                cost = self.record_noise(kernel, model, st, ok, more, rng);
+                // window's end where the estimate is set from the pairs so far
+                let more = iter < ends[3] && !(ends.contains(&iter) && self.dg_n >= 10);
+                if more {
+                    cost = self.probe(kernel, model, st, rng);
+                }
             }
             if ends.contains(&iter) {
                 self.set_steps(kernel, iter);
+            }
+            if !self.noise.is_empty() || iter == ends[3] {
+                // the probes are over: free the estimator's copy (its particles)
+                self.probe = None;
+                self.probe_gradient = None;
+                self.probe_rng = None;
             }
         }
         cost
