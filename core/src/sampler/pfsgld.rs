@@ -163,8 +163,8 @@ pub struct PfSgldWarmup {
     dg2: Vec<f64>,
     dg_n: usize,
     /// A second estimate at the current θ (where the next step takes its own), its estimator
-    /// and its random stream (the chain's, 2¹⁹² draws ahead: the chain's own stream, and so
-    /// its draws, are untouched by the probes).
+    /// and its random stream (the chain's, 2¹⁹² draws ahead: the chain's own stream is
+    /// untouched by the probes).
     probe: Option<Vec<f64>>,
     probe_gradient: Option<WindowGradient>,
     probe_rng: Option<ChainRng>,
