@@ -244,8 +244,12 @@ fn dax_sv_pmmh() {
 /// the full series per gradient the noise variance falls to ≈ 20 and the warm-up's steps grow
 /// 4–20×; N = 2.5|S*| keeps the path-space score's bias in φ (−0.86 ± 0.15 at N = 200,
 /// −0.30 ± 0.12 at N = 1 000) near 0.1 sd (at N = 200 φ was 0.29 sd off).
+///
+/// With the Leimkuhler–Matthews step (the default since 2026-11-28) the draws are 6 000 per
+/// chain: at 4 000 the shift fell from 0.219 to 0.144 sd but the min ESS was 165 (Euler's
+/// variance inflation along the stiff directions had made its ESS look larger).
 #[test]
 fn dax_sv_pf_sgld() {
     let rt = load("dax");
-    check(&rt, ("pf-sgld", 2000, 4000), 1);
+    check(&rt, ("pf-sgld", 2000, 6000), 1);
 }

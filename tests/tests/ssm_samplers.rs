@@ -730,3 +730,59 @@ fn pf_sgld_probes_leave_the_chain_stream_alone() {
     assert_eq!(auto[..60], fixed[..60], "the first 60 iterations differ");
     assert_ne!(auto[60..], fixed[60..], "the adapted steps changed nothing");
 }
+
+/// `pf-sgld`'s default step is Leimkuhler–Matthews' (`integrator = lm`): with the exact
+/// full-series score (`lgssm`, `gradient=kalman`, `subseq_len` = T) and a step near the
+/// posterior's smallest variance, its spread matches an exact Kalman-likelihood MH chain, where
+/// Euler's (`integrator=euler`) is inflated by its discretisation (≈ h/(4s²) in variance). The
+/// step is h = s² for the coordinate j of smallest posterior variance s² (measured on the
+/// reference chain), so Euler's sd there is ≈ 15 % too large. Tolerance: 4 standard errors of
+/// the sd ratio, √(1/(2·ESS) + 1/(2·ESS_ref)), from each chain's own ESS.
+#[test]
+fn pf_sgld_leimkuhler_matthews_keeps_the_spread() {
+    let table = series("lgssm", 500, 21);
+    let model = build_model("lgssm", &table, &spec(), &Settings::new()).unwrap();
+    let reference = run(&model, "pmmh", &["likelihood=kalman"], 2000, 40_000, 3);
+    let sds: Vec<f64> = reference
+        .draws
+        .iter()
+        .map(|c| diag::summarize(&[c]).sd)
+        .collect();
+    let j = (0..sds.len())
+        .min_by(|&a, &b| sds[a].total_cmp(&sds[b]))
+        .unwrap();
+    let h = sds[j] * sds[j];
+    let ess_ref = diag::ess_bulk(&[&reference.draws[j]]);
+    let step = format!("step_size={h:e}");
+    let mut ratio = [0.0; 2];
+    let mut se = [0.0; 2];
+    for (k, integrator) in ["integrator=lm", "integrator=euler"].iter().enumerate() {
+        let r = run(
+            &model,
+            "pf-sgld",
+            &[&step, "gradient=kalman", "subseq_len=500", integrator],
+            2000,
+            40_000,
+            4,
+        );
+        let ess = diag::ess_bulk(&[&r.draws[j]]);
+        ratio[k] = diag::summarize(&[&r.draws[j]]).sd / sds[j];
+        se[k] = (0.5 / ess + 0.5 / ess_ref).sqrt();
+        println!(
+            "{integrator}: coordinate {j}, h {h:.3e}: sd ratio {:.4} ± {:.4} (ESS {ess:.0}, reference {ess_ref:.0})",
+            ratio[k], se[k]
+        );
+    }
+    assert!(
+        (ratio[0] - 1.0).abs() < 4.0 * se[0],
+        "lm: sd ratio {} beyond 4 se {}",
+        ratio[0],
+        se[0]
+    );
+    assert!(
+        ratio[1] - 1.0 > 4.0 * se[1],
+        "euler is not measurably inflated here: sd ratio {} ± {}",
+        ratio[1],
+        se[1]
+    );
+}

@@ -14,6 +14,14 @@
 //!
 //! θ ← θ + (h/2)(∇ log p(θ) + ĝ) + √h ξ,  ξ ~ N(0, I),
 //!
+//! or, with [`PfSgld::leimkuhler_matthews`] (`integrator = lm`, the default), the
+//! Leimkuhler–Matthews step θₙ₊₁ = θₙ + (h/2)(∇ log p(θₙ) + ĝₙ) + √h (ξₙ + ξₙ₊₁)/2 (each normal
+//! used by two consecutive steps; ξ₀ drawn before the first): the same cost, no discretisation
+//! error in a Gaussian target's variance (Euler's inflates it by h/(4s²)) and second-order
+//! accuracy for averages (Leimkuhler & Matthews 2013). The gradient noise's inflation, ≈ hV/4,
+//! is the same for both. On dax with an exact score it took φ's shift from −0.253 to −0.049
+//! posterior sd at twice the default's steps (DESIGN.md, `pf-sgld`);
+//!
 //! with a diagonal preconditioner when [`PfSgld::scale`] is set (θᵢ moves with step mᵢh: the
 //! same Langevin dynamics in the coordinates θᵢ/√mᵢ),
 //! then θ is reflected into the prior's support ([`crate::ssm::StateSpaceModel::reflect`]: φ at
@@ -72,6 +80,8 @@ pub struct PfSgld {
     pub window: BufferConfig,
     /// Particle filter settings; `None` = Kalman gradient (`lgssm` only).
     pub filter: Option<PfConfig>,
+    /// The Leimkuhler–Matthews step (true) or Euler's (false): see the module's formula.
+    pub leimkuhler_matthews: bool,
 }
 
 /// The state of [`PfSgld`]: θ, the iteration, the window gradient (its particle filter and
@@ -83,6 +93,8 @@ pub struct PfSgldState {
     iter: usize,
     gradient: WindowGradient,
     last_window: Option<Window>,
+    /// The Leimkuhler–Matthews step's last normals ξₙ (empty before its first step).
+    noise: Vec<f64>,
 }
 
 impl PfSgldState {
@@ -219,6 +231,7 @@ impl Kernel<SeriesModel> for PfSgld {
             iter: 0,
             gradient,
             last_window: None,
+            noise: Vec::new(),
         })
     }
 
@@ -245,9 +258,24 @@ impl Kernel<SeriesModel> for PfSgld {
             info.divergent = true;
             return info;
         }
+        if self.leimkuhler_matthews && st.noise.len() != st.theta.len() {
+            // ξ₀, drawn once before the first move
+            st.noise = (0..st.theta.len())
+                .map(|_| crate::dist::std_normal(rng))
+                .collect();
+        }
         for (i, (t, g)) in st.theta.iter_mut().zip(&st.grad).enumerate() {
             let hi = h * self.scale.get(i).copied().unwrap_or(1.0);
-            *t += 0.5 * hi * g + math::sqrt(hi) * crate::dist::std_normal(rng);
+            let xi = crate::dist::std_normal(rng);
+            let noise = match st.noise.get_mut(i) {
+                Some(prev) if self.leimkuhler_matthews => {
+                    let avg = 0.5 * (*prev + xi);
+                    *prev = xi;
+                    avg
+                }
+                _ => xi,
+            };
+            *t += 0.5 * hi * g + math::sqrt(hi) * noise;
         }
         // a hard prior wall (φ ~ U(−1, 1)): reflected Langevin keeps the truncated target
         model.ssm().reflect(&mut st.theta);

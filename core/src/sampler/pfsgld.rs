@@ -74,6 +74,12 @@ const P_GRADIENT: ParamSpec = ParamSpec {
     kind: ParamKind::Choice(&["particle", "kalman"]),
 };
 
+const P_INTEGRATOR: ParamSpec = ParamSpec {
+    key: "integrator",
+    description: "the Langevin step: lm (Leimkuhler–Matthews, θ + (h/2)ĝ + √h(ξₙ + ξₙ₊₁)/2: no discretisation error in a Gaussian target's variance, the same cost) or euler (θ + (h/2)ĝ + √h ξₙ, the thesis')",
+    kind: ParamKind::Choice(&["lm", "euler"]),
+};
+
 pub(crate) const P_INIT: ParamSpec = ParamSpec {
     key: "init",
     description:
@@ -100,6 +106,7 @@ pub const PF_SGLD_INFO: SamplerInfo = SamplerInfo {
         P_RESAMPLING,
         p_ess_threshold(1.0),
         P_GRADIENT,
+        P_INTEGRATOR,
         P_INIT,
     ],
 };
@@ -113,6 +120,8 @@ pub struct PfSgldOptions {
     pub window: BufferConfig,
     /// Particle filter settings; `None` = Kalman gradient (`lgssm` only).
     pub filter: Option<PfConfig>,
+    /// The Leimkuhler–Matthews step (`integrator = lm`) instead of Euler's.
+    pub leimkuhler_matthews: bool,
 }
 
 /// A buffered PF-SGLD chain: [`PfSgld`] with [`PfSgldWarmup`] on the generic driver.
@@ -410,6 +419,7 @@ impl Driver<PfSgld, SeriesModel, PfSgldWarmup> {
             scale: Vec::new(),
             window: BufferConfig::new(opts.window.subseq_len, opts.window.buffer)?,
             filter: opts.filter,
+            leimkuhler_matthews: opts.leimkuhler_matthews,
         };
         let state = kernel.init(&model, &theta)?;
         let h0 = schedule.initial();
@@ -505,6 +515,7 @@ pub fn build_chain(
     let window = BufferConfig::from_settings(s, t_len)?;
     let window_len = (window.subseq_len + 2 * window.buffer).min(t_len);
     let filter = particle_or_kalman(s, &PF_SGLD_INFO, "gradient", auto_particles(window_len))?;
+    let leimkuhler_matthews = P_INTEGRATOR.choice(s)? == "lm";
     let init = P_INIT.choice(s)?;
     s.check_all_used()?;
     let theta = start_point(series, init, rng)?;
@@ -512,6 +523,7 @@ pub fn build_chain(
         schedule,
         window,
         filter,
+        leimkuhler_matthews,
     };
     Ok(Box::new(PfSgldChain::new(
         series.clone(),

@@ -11,8 +11,8 @@
 //! the SV model a full-sequence particle-filter score (Fisher identity) with N_score particles
 //! per draw. The state before each window (and before y₁) has the authors' code's law N(0, 10).
 //! KSD is the thesis's definition Σⱼ √Vⱼ (IMQ, c = 1, β = −½); mean (SD) over repeats. The SV
-//! chains use the bootstrap proposal, as the thesis (tallmc's default for `sv` is a Laplace
-//! proposal).
+//! chains use the bootstrap proposal and Euler's step, as the thesis (tallmc's defaults are a
+//! Laplace proposal for `sv` and the Leimkuhler–Matthews step).
 
 use super::{fmt, write, CliError, ReproArgs};
 use std::fmt::Write as _;
@@ -169,6 +169,8 @@ pub(crate) fn run(a: &ReproArgs, out: &Path) -> Result<(), CliError> {
                         format!("subseq_len={s}"),
                         format!("buffer={}", row.b),
                         format!("step_size={}", 0.1 / t as f64),
+                        // the thesis' Euler step (tallmc's default is Leimkuhler–Matthews)
+                        "integrator=euler".into(),
                     ];
                     if row.kalman {
                         kv.push("gradient=kalman".into());
