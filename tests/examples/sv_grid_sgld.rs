@@ -76,7 +76,13 @@ fn main() -> Result<(), String> {
                             };
                             th[k] += 0.5 * steps[k] * g[k] + steps[k].sqrt() * noise;
                         }
-                        ssm.reflect(&mut th);
+                        let mut reversed = [false; 3];
+                        ssm.reflect(&mut th, &mut reversed);
+                        for (xi, r) in prev.iter_mut().zip(reversed) {
+                            if r {
+                                *xi = -*xi;
+                            }
+                        }
                         if it >= burn {
                             out.push([th[0], th[1].exp(), th[2].exp()]);
                         }

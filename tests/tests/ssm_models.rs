@@ -551,16 +551,26 @@ fn default_priors_are_the_design_contract() {
         // outside the support: −∞, and pf-sgld's reflection brings φ back inside
         assert_eq!(model.log_prior(&[1.0, 0.0, 0.0]), f64::NEG_INFINITY);
         assert_eq!(model.log_prior(&[-1.5, 0.0, 0.0]), f64::NEG_INFINITY);
-        for (out, back) in [(1.2, 0.8), (-3.5, 0.5), (4.25, 0.25), (0.3, 0.3)] {
+        // (φ out, φ back, direction reversed: an odd number of reflections)
+        for (out, back, rev) in [
+            (1.2, 0.8, true),
+            (-3.5, 0.5, false),
+            (4.25, 0.25, false),
+            (2.5, -0.5, true),
+            (-1.1, -0.9, true),
+            (0.3, 0.3, false),
+        ] {
             let mut th = [out, 0.1, 0.2];
-            assert_eq!(model.reflect(&mut th), out != back, "{out}");
+            let mut reversed = [false; 3];
+            assert_eq!(model.reflect(&mut th, &mut reversed), out != back, "{out}");
             assert!(
                 (th[0] - back).abs() < 1e-12 && th[1] == 0.1 && th[2] == 0.2,
                 "{out}: {th:?}"
             );
+            assert_eq!(reversed, [rev, false, false], "{out}");
         }
         let mut edge = [1.0, 0.0, 0.0];
-        model.reflect(&mut edge);
+        model.reflect(&mut edge, &mut [false; 3]);
         assert!(edge[0] < 1.0 && model.log_prior(&edge).is_finite());
     }
     let g = Garch::default();

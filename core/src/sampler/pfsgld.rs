@@ -76,7 +76,7 @@ const P_GRADIENT: ParamSpec = ParamSpec {
 
 const P_INTEGRATOR: ParamSpec = ParamSpec {
     key: "integrator",
-    description: "the Langevin step: lm (Leimkuhler–Matthews, θ + (h/2)ĝ + √h(ξₙ + ξₙ₊₁)/2: no discretisation error in a Gaussian target's variance, the same cost) or euler (θ + (h/2)ĝ + √h ξₙ, the thesis')",
+    description: "the Langevin step: lm (Leimkuhler–Matthews, θ + (h/2)∇log π̂ + √h(ξₙ + ξₙ₊₁)/2: no discretisation error in a Gaussian target's variance at a constant step, the same cost) or euler (θ + (h/2)∇log π̂ + √h ξₙ, the thesis')",
     kind: ParamKind::Choice(&["lm", "euler"]),
 };
 
@@ -133,8 +133,9 @@ pub type PfSgldChain = Driver<PfSgld, SeriesModel, PfSgldWarmup>;
 ///
 /// # Formula
 /// For a Gaussian target of variance sᵢ² in coordinate i, SGLD with step hᵢ and gradient noise
-/// of variance Vᵢ has stationary variance ≈ sᵢ²(1 + hᵢ/(4sᵢ²) + hᵢVᵢ/4): the first term is the
-/// Euler discretisation, the second the noise the step lets in. The warm-up chooses
+/// of variance Vᵢ has stationary variance ≈ sᵢ²(1 + hᵢ/(4sᵢ²) + hᵢVᵢ/4) with Euler's step: the
+/// first term is Euler's discretisation (absent with the default Leimkuhler–Matthews step at a
+/// constant step), the second the noise the step lets in. The warm-up chooses
 ///
 /// hᵢ = min(4·[`NOISE_INFLATION`]/V̂ᵢ, 4·[`STEP_INFLATION`]·ŝᵢ²),
 ///
@@ -142,7 +143,7 @@ pub type PfSgldChain = Driver<PfSgld, SeriesModel, PfSgldWarmup>;
 /// the chain relaxes in 2ŝᵢ²/hᵢ ≥ 10 iterations; the kernel takes h = maxᵢ hᵢ with factors
 /// mᵢ = hᵢ/h. Correlated coordinates make the direction of smallest variance stiffer than any
 /// ŝᵢ² says (discretisation inflation λ/4 with λ the largest eigenvalue of D^½ Σ̂⁻¹ D^½,
-/// D = diag hᵢ, Σ̂ the window's covariance; Euler is unstable at λ ≥ 2): all steps are scaled
+/// D = diag hᵢ, Σ̂ the window's covariance; the step is unstable at λ ≥ 4): all steps are scaled
 /// down so that a Gershgorin bound on λ is at most 1 (≤ 25% along the stiffest direction).
 /// V̂ᵢ = ½·mean (ĝₜ − ĝ′ₜ)ᵢ² over the first window's non-divergent iterations (or later ones if
 /// it had fewer than 10 pairs), where ĝ′ₜ is a second, independent estimate at the point

@@ -268,10 +268,16 @@ macro_rules! ar1_state_hooks {
         fn log_prior_grad(&self, theta: &[f64], grad: &mut [f64]) -> f64 {
             self.prior.log_density_grad(theta, grad)
         }
-        fn reflect(&self, theta: &mut [f64]) -> bool {
+        fn reflect(&self, theta: &mut [f64], reversed: &mut [bool]) -> bool {
             match self.prior {
                 $crate::ssm::lgssm::ScalePrior::HalfNormal { .. } => {
-                    $crate::ssm::lgssm::fold_into_unit(&mut theta[0])
+                    let (moved, rev) = $crate::ssm::lgssm::fold_into_unit(&mut theta[0]);
+                    if rev {
+                        if let Some(r) = reversed.first_mut() {
+                            *r = true;
+                        }
+                    }
+                    moved
                 }
                 $crate::ssm::lgssm::ScalePrior::Thesis { .. } => false,
             }
@@ -311,26 +317,28 @@ macro_rules! ar1_state_hooks {
 }
 pub(crate) use ar1_state_hooks;
 
-/// Fold `x` into (−1, 1) by reflection at ±1 (period 4), returning whether it moved; a value
-/// exactly at ±1 is moved inside by the smallest step. Non-finite values are left alone.
-pub(crate) fn fold_into_unit(x: &mut f64) -> bool {
+/// Fold `x` into (−1, 1) by reflection at ±1 (period 4), returning whether it moved and
+/// whether the fold reversed its direction (an odd number of reflections); a value exactly at
+/// ±1 is moved inside by the smallest step. Non-finite values are left alone.
+pub(crate) fn fold_into_unit(x: &mut f64) -> (bool, bool) {
     let v = *x;
     if !v.is_finite() || math::abs(v) < 1.0 {
-        return false;
+        return (false, false);
     }
     // v + 1 mod 4 in [0, 4): [0, 2) goes up, [2, 4) comes back down
     let mut r = libm::fmod(v + 1.0, 4.0);
     if r < 0.0 {
         r += 4.0;
     }
-    let mut f = if r < 2.0 { r - 1.0 } else { 3.0 - r };
+    let reversed = r >= 2.0;
+    let mut f = if reversed { 3.0 - r } else { r - 1.0 };
     if f >= 1.0 {
         f = 1.0 - f64::EPSILON;
     } else if f <= -1.0 {
         f = -1.0 + f64::EPSILON;
     }
     *x = f;
-    true
+    (true, reversed)
 }
 
 /// ∂φ and ∂log σ of log N(xₜ; φxₜ₋₁, σ²), accumulated into `grad[0..2]`.

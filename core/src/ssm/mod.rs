@@ -170,10 +170,13 @@ pub trait StateSpaceModel: Send + Sync {
         self.log_prior_grad(theta, &mut g)
     }
     /// Map θ back into the prior's support by reflection at its walls, returning whether it
-    /// moved (default: the support is all of ℝᵖ, nothing to do). A gradient step cannot see a
-    /// hard wall such as φ ~ Uniform(−1, 1); reflected Langevin dynamics keep the truncated
-    /// target, so `pf-sgld` reflects after each move.
-    fn reflect(&self, _theta: &mut [f64]) -> bool {
+    /// moved (default: the support is all of ℝᵖ, nothing to do), and setting `reversed[i]`
+    /// (leaving the others as they are) for each coordinate whose fold reversed its direction
+    /// (an odd number of reflections: a move that went on past the wall now points back). A
+    /// gradient step cannot see a hard wall such as φ ~ Uniform(−1, 1); reflected Langevin
+    /// dynamics keep the truncated target, so `pf-sgld` reflects after each move (and turns
+    /// the Leimkuhler–Matthews step's carried normal of a reversed coordinate around).
+    fn reflect(&self, _theta: &mut [f64], _reversed: &mut [bool]) -> bool {
         false
     }
 
