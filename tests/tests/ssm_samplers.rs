@@ -60,6 +60,29 @@ fn build_err(model: &Arc<dyn DataModel>, sampler: &str, pairs: &[&str]) -> Strin
     }
 }
 
+/// A chain of `sampler` on `model` with settings `pairs`, built with the stream of `seed`
+/// (chain 0), and that stream to run it with.
+fn chain_of(
+    model: &Arc<dyn DataModel>,
+    sampler: &str,
+    pairs: &[&str],
+    warmup: usize,
+    seed: u64,
+) -> (
+    Box<dyn tallmc_core::chain::Chain>,
+    tallmc_core::rng::ChainRng,
+) {
+    let s = settings(pairs);
+    let config = ChainConfig {
+        sampler,
+        warmup,
+        settings: &s,
+    };
+    let mut rng = chain_rng(seed, 0);
+    let chain = build_chain(&config, model.clone(), &mut rng).unwrap();
+    (chain, rng)
+}
+
 fn run(
     model: &Arc<dyn DataModel>,
     sampler: &str,
@@ -68,14 +91,7 @@ fn run(
     draws: usize,
     seed: u64,
 ) -> Run {
-    let s = settings(pairs);
-    let config = ChainConfig {
-        sampler,
-        warmup,
-        settings: &s,
-    };
-    let mut rng = chain_rng(seed, 0);
-    let mut chain = build_chain(&config, model.clone(), &mut rng).unwrap();
+    let (mut chain, mut rng) = chain_of(model, sampler, pairs, warmup, seed);
     let d = chain.dim();
     let mut out = vec![Vec::with_capacity(draws); d];
     let mut acc = 0.0;
@@ -454,14 +470,7 @@ fn pmmh_automatic_particles_target_unit_log_lik_variance() {
         c.resolved().iter().find(|(key, _)| *key == k).map(|p| p.1)
     };
     for pairs in [&[][..], &["particles=auto"][..]] {
-        let s = settings(pairs);
-        let config = ChainConfig {
-            sampler: "pmmh",
-            warmup: 200,
-            settings: &s,
-        };
-        let mut rng = chain_rng(5, 0);
-        let mut chain = build_chain(&config, model.clone(), &mut rng).unwrap();
+        let (mut chain, mut rng) = chain_of(&model, "pmmh", pairs, 200, 5);
         assert!(
             chain.setup_cost().lik_evals > (t * 100) as u64,
             "tuning runs counted"
@@ -490,14 +499,7 @@ fn pmmh_automatic_particles_target_unit_log_lik_variance() {
             "{pairs:?}: Var log p̂ {var} at N = {n}"
         );
     }
-    let s = settings(&["particles=100"]);
-    let config = ChainConfig {
-        sampler: "pmmh",
-        warmup: 200,
-        settings: &s,
-    };
-    let mut rng = chain_rng(5, 0);
-    let mut chain = build_chain(&config, model.clone(), &mut rng).unwrap();
+    let (mut chain, mut rng) = chain_of(&model, "pmmh", &["particles=100"], 200, 5);
     run_chain(chain.as_mut(), &mut rng, 10, |_, _, _, _| {});
     assert_eq!(resolved(chain.as_ref(), "particles"), Some(100.0));
 }
@@ -668,15 +670,9 @@ fn pf_sgld_noise_from_pairs_at_one_point() {
     let t = 200;
     let table = series("lgssm", t, 4);
     let model = build_model("lgssm", &table, &spec(), &Settings::new()).unwrap();
-    let s = settings(&["gradient=kalman", "subseq_len=200"]);
     let (warmup, draws) = (400, 50);
-    let config = ChainConfig {
-        sampler: "pf-sgld",
-        warmup,
-        settings: &s,
-    };
-    let mut rng = chain_rng(5, 0);
-    let mut chain = build_chain(&config, model, &mut rng).unwrap();
+    let pairs = ["gradient=kalman", "subseq_len=200"];
+    let (mut chain, mut rng) = chain_of(&model, "pf-sgld", &pairs, warmup, 5);
     let (cost, warm) = run_chain(chain.as_mut(), &mut rng, draws, |_, _, _, _| {});
     let resolved = chain.resolved();
     let get = |k: &str| resolved.iter().find(|(key, _)| *key == k).map(|p| p.1);
@@ -709,14 +705,7 @@ fn pf_sgld_probes_leave_the_chain_stream_alone() {
     let table = series("sv", t, 9);
     let model = build_model("sv", &table, &spec(), &Settings::new()).unwrap();
     let path = |pairs: &[&str]| {
-        let s = settings(pairs);
-        let config = ChainConfig {
-            sampler: "pf-sgld",
-            warmup: 400,
-            settings: &s,
-        };
-        let mut rng = chain_rng(11, 0);
-        let mut chain = build_chain(&config, model.clone(), &mut rng).unwrap();
+        let (mut chain, mut rng) = chain_of(&model, "pf-sgld", pairs, 400, 11);
         let mut out: Vec<Vec<f64>> = Vec::new();
         while out.len() < 80 {
             chain.step(&mut rng);

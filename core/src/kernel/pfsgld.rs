@@ -20,8 +20,9 @@
 //! reflection below carries −ξₙ₊₁): the same cost, at a constant step no discretisation error
 //! in a Gaussian target's variance (Euler's multiplies it by 1/(1 − h/(4s²))) and second-order
 //! accuracy for long-run averages with an exact gradient (Leimkuhler & Matthews 2013). The
-//! gradient noise's inflation, ≈ hV/4, is the same for both. On dax with an exact score it took φ's shift from −0.253 to −0.049
-//! posterior sd at twice the default's steps (DESIGN.md, `pf-sgld`);
+//! gradient noise's inflation, ≈ hV/4, is the same for both. On dax with an exact score it
+//! took φ's shift from −0.253 to −0.049 posterior sd at twice the default's steps
+//! (DESIGN.md, `pf-sgld`);
 //!
 //! with a diagonal preconditioner when [`PfSgld::scale`] is set (θᵢ moves with step mᵢh: the
 //! same Langevin dynamics in the coordinates θᵢ/√mᵢ),
