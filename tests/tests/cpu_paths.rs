@@ -34,8 +34,9 @@ fn everything() -> Vec<u64> {
         bits.push(m.log_lik_grad_all(&theta, &mut g).to_bits());
         bits.extend(g.iter().map(|v| v.to_bits()));
         bits.push(m.log_lik_all(&theta).to_bits());
-        let points: Vec<f64> = (0..3 * dim).map(|j| 0.01 * (j % 5) as f64).collect();
-        let mut g = vec![0.0; 3 * dim];
+        // Six points: a group of four in the vector lanes and a padded one.
+        let points: Vec<f64> = (0..6 * dim).map(|j| 0.01 * (j % 5) as f64).collect();
+        let mut g = vec![0.0; 6 * dim];
         let v = m.log_lik_grad_all_many(&points, &mut g);
         bits.extend(v.iter().chain(&g).map(|v| v.to_bits()));
         let idx: Vec<usize> = (0..1_301).map(|k| (k * 7_919) % n).collect();

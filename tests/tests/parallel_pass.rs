@@ -256,7 +256,7 @@ fn pieces_on_threads_are_each_visited_once() {
 
 /// The full-data gradient at K points in one pass over the data (the KSD's exact scores) gives
 /// each point's bits of one pass per point: every GLM family, raw and whitened, one chunk and
-/// several (the last one short), on one thread and on spare threads, K = 0, 1 and 5.
+/// several (the last one short), on one thread and on spare threads, K = 0, 1, 4, 5 and 10.
 #[test]
 fn passes_at_many_points_give_the_bits_of_one_pass_each() {
     for (n, d) in [(40_001usize, 5usize), (3_000, 4)] {
@@ -268,7 +268,8 @@ fn passes_at_many_points_give_the_bits_of_one_pass_each() {
                     .expect("fresh model")
                     .set_parallel(Arc::new(Threads::new(3)));
                 let dim = one.dim();
-                for k in [0usize, 1, 5] {
+                // K = 5 and 10: whole groups of four points and a padded last one.
+                for k in [0usize, 1, 4, 5, 10] {
                     let points: Vec<f64> = (0..k * dim)
                         .map(|j| 0.02 * (j % 7) as f64 - 0.03 * (j / dim) as f64)
                         .collect();
