@@ -500,8 +500,28 @@ fn sample_without_replacement_uniform() {
 #[test]
 fn index_sampler_batches() {
     let mut r = chain_rng(71, 0);
+    // Partial Fisher–Yates (4m ≥ n) and rejection of repeats (4m < n).
     let mut s = IndexSampler::new(6, 2, false).unwrap();
     check_subsets_uniform("IndexSampler(6,2)", 6, 2, |out| s.sample(&mut r, out));
+    let mut s = IndexSampler::new(9, 2, false).unwrap();
+    check_subsets_uniform("IndexSampler(9,2)", 9, 2, |out| s.sample(&mut r, out));
+    let mut s = IndexSampler::new(13, 3, false).unwrap();
+    check_subsets_uniform("IndexSampler(13,3)", 13, 3, |out| s.sample(&mut r, out));
+    // Rejection: every ordered pair of distinct indices equally likely (the order is the
+    // order of summation downstream, and the first index of a batch must not be special).
+    let mut s = IndexSampler::new(9, 2, false).unwrap();
+    let mut pairs = vec![0u64; 81];
+    let mut out = Vec::new();
+    for _ in 0..144_000 {
+        s.sample(&mut r, &mut out);
+        pairs[out[0] * 9 + out[1]] += 1;
+    }
+    let (seen, p): (Vec<u64>, Vec<f64>) = (0..81)
+        .filter(|k| k / 9 != k % 9)
+        .map(|k| (pairs[k], 1.0 / 72.0))
+        .unzip();
+    assert!((0..9).all(|i| pairs[i * 9 + i] == 0), "a repeated index");
+    assert_chi2("IndexSampler(9,2) ordered pairs", &seen, &p);
     let mut s = IndexSampler::new(10, 10, false).unwrap();
     let mut out = Vec::new();
     s.sample(&mut r, &mut out);
@@ -532,34 +552,56 @@ fn index_sampler_batches() {
     assert_eq!(out.len(), 5);
 }
 
-/// Without replacement the sampler draws all of a batch's swap positions before swapping
-/// (their loads then overlap); the batches must be those of drawing and swapping one position
-/// at a time (partial Fisher–Yates), batch after batch, through batch-size changes: golden
-/// draws of every subsampling sampler depend on them.
+/// Without replacement the sampler draws a batch of m < n/4 by rejecting repeats, and a
+/// larger one by partial Fisher–Yates with all of its swap positions drawn before swapping
+/// (their loads then overlap). The batches must be those of the plain algorithms one draw at a
+/// time: rejection with a set of the batch's indices, and drawing and swapping one position at
+/// a time on a permutation made at the first large batch, batch after batch, through
+/// batch-size changes that switch between the two (golden draws of every subsampling sampler
+/// depend on them).
 #[test]
-fn index_sampler_batches_are_those_of_one_swap_at_a_time() {
+fn index_sampler_batches_are_those_of_the_plain_algorithms() {
+    use tallmc_core::dist::SPARSE_BELOW;
     for (n, sizes) in [
         (1usize, vec![1usize, 1]),
         (7, vec![3, 7, 1, 5]),
-        (1000, vec![13, 1000, 250, 999]),
-        (100_003, vec![1300, 17, 40_000]),
+        (1000, vec![13, 1000, 250, 249, 999, 1]),
+        (100_003, vec![1300, 17, 40_000, 25_000, 25_001]),
     ] {
         let mut r = chain_rng(5, n as u64);
         let mut reference = r.clone();
-        let mut perm: Vec<usize> = (0..n).collect();
+        let mut perm: Vec<usize> = Vec::new();
         let mut s = IndexSampler::new(n, sizes[0], false).unwrap();
         let mut out = Vec::new();
-        for round in 0..6 {
+        let mut paths = [0usize; 2];
+        for round in 0..12 {
             let m = sizes[round % sizes.len()];
             s.set_batch(m).unwrap();
             s.sample(&mut r, &mut out);
-            let expect: Vec<usize> = (0..m)
-                .map(|j| {
-                    let k = j + uniform_index(&mut reference, n - j);
-                    perm.swap(j, k);
-                    perm[j]
-                })
-                .collect();
+            let expect: Vec<usize> = if m * SPARSE_BELOW < n {
+                paths[0] += 1;
+                let mut batch = std::collections::BTreeSet::new();
+                let mut e = Vec::new();
+                while e.len() < m {
+                    let i = uniform_index(&mut reference, n);
+                    if batch.insert(i) {
+                        e.push(i);
+                    }
+                }
+                e
+            } else {
+                paths[1] += 1;
+                if perm.is_empty() {
+                    perm = (0..n).collect();
+                }
+                (0..m)
+                    .map(|j| {
+                        let k = j + uniform_index(&mut reference, n - j);
+                        perm.swap(j, k);
+                        perm[j]
+                    })
+                    .collect()
+            };
             assert_eq!(out, expect, "n = {n}, batch {m}, round {round}");
         }
         assert_eq!(
@@ -567,6 +609,12 @@ fn index_sampler_batches_are_those_of_one_swap_at_a_time() {
             reference.next_u64(),
             "n = {n}: the same draws used"
         );
+        if n >= 1000 {
+            assert!(
+                paths[0] > 0 && paths[1] > 0,
+                "n = {n}: both paths {paths:?}"
+            );
+        }
     }
 }
 
