@@ -43,6 +43,9 @@ fn everything() -> Vec<u64> {
         let mut g = vec![0.0; dim];
         bits.push(m.log_lik_grad_batch(&theta, &idx, &mut g).to_bits());
         bits.extend(g.iter().map(|v| v.to_bits()));
+        let mut g = vec![0.0; dim];
+        m.grad_batch(&theta, &idx, &mut g);
+        bits.extend(g.iter().map(|v| v.to_bits()));
         let cv = ControlVariates::new(&*m, &theta, 2).unwrap();
         bits.push(cv.sum_loglik_at_centre().to_bits());
         bits.extend(cv.sum_grad().iter().map(|v| v.to_bits()));

@@ -41,10 +41,10 @@ fn threads_do_not_change_the_bits() {
     }
 }
 
-/// A drawn batch's gradient (the stochastic-gradient samplers' hot loop, read in sweeps of
-/// eight rows), its value alone and the Hessian over the same rows are the per-datum sums bit
-/// for bit: every GLM family, raw and whitened (offsets),
-/// batches shorter than, equal to and longer than the gather chunk, repeated indices.
+/// A drawn batch's gradient (read in sweeps of eight rows), its gradient without the values
+/// (`grad_batch`, the stochastic-gradient samplers' hot loop), its value alone and the Hessian
+/// over the same rows are the per-datum sums bit for bit: every GLM family, raw and whitened
+/// (offsets), batches shorter than, equal to and longer than the gather chunk, repeated indices.
 #[test]
 fn batch_gradient_is_the_per_datum_sum_bit_for_bit() {
     let (n, d) = (3_000, 6);
@@ -77,6 +77,13 @@ fn batch_gradient_is_the_per_datum_sum_bit_for_bit() {
                         "{name} {reparam} {len}: {k}"
                     );
                 }
+                // The gradient alone (`grad_batch`, no values: SGLD's call) has the same bits.
+                let mut g3 = vec![0.25; dim];
+                m.grad_batch(&theta, &idx, &mut g3);
+                assert!(
+                    g3.iter().zip(&g2).all(|(a, b)| a.to_bits() == b.to_bits()),
+                    "{name} {reparam} {len}: grad_batch"
+                );
                 // The Hessian over the same rows, eight per sweep, is the row-by-row sum too.
                 let (mut h1, mut h2) = (vec![0.5; dim * dim], vec![0.5; dim * dim]);
                 m.log_lik_hess_rows(&theta, &|q| idx[q], len, &mut h1);

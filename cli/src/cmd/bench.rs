@@ -240,13 +240,14 @@ pub fn gather(n: usize, d: usize, batch: usize) -> Result<(), CliError> {
         sink += g[0];
     }
     let per_datum = t0.elapsed().as_secs_f64() / iters as f64 - draw;
-    // The batch gradient alone (the model's call on a fresh batch, no estimator around it).
+    // The batch gradient alone (the model's call SGLD's estimator makes, `grad_batch`: the
+    // gradient without the values, on a fresh batch, no estimator around it).
     let mut alone = 0.0;
     for _ in 0..iters {
         sampler.sample(&mut rng, &mut idx);
         g.iter_mut().for_each(|v| *v = 0.0);
         let t0 = Instant::now();
-        sink += m.log_lik_grad_batch(&theta, &idx, &mut g);
+        m.grad_batch(&theta, &idx, &mut g);
         alone += t0.elapsed().as_secs_f64();
         sink += g[0];
     }
@@ -256,9 +257,9 @@ pub fn gather(n: usize, d: usize, batch: usize) -> Result<(), CliError> {
     let mut warm = 0.0;
     for _ in 0..iters {
         sampler.sample(&mut rng, &mut idx);
-        sink += m.log_lik_grad_batch(&theta, &idx, &mut g);
+        m.grad_batch(&theta, &idx, &mut g);
         let t0 = Instant::now();
-        sink += m.log_lik_grad_batch(&theta, &idx, &mut g);
+        m.grad_batch(&theta, &idx, &mut g);
         warm += t0.elapsed().as_secs_f64();
         sink += g[0];
     }

@@ -151,7 +151,7 @@ pub fn batch_grad(
 ) {
     let (m, d) = (idx.len(), buf.len());
     if m < SPLIT_BATCH || d == 0 {
-        model.log_lik_grad_batch(theta, idx, buf);
+        model.grad_batch(theta, idx, buf);
         return;
     }
     let half = m / 2;
@@ -159,7 +159,7 @@ pub fn batch_grad(
     parts.resize(2 * d, 0.0);
     crate::parallel::for_each_piece(model.parallel(), parts, d, &|k, g| {
         let part = if k == 0 { &idx[..half] } else { &idx[half..] };
-        model.log_lik_grad_batch(theta, part, g);
+        model.grad_batch(theta, part, g);
     });
     for half_sum in parts.chunks_exact(d) {
         for (b, g) in buf.iter_mut().zip(half_sum) {

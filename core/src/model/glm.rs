@@ -41,6 +41,12 @@ pub trait GlmFamily: Send + Sync {
             value_many_any(self, y, eta, v)
         )
     }
+    /// ∂f/∂η alone: the bits of [`value_d1`](Self::value_d1)'s second number (families where
+    /// the value costs more than the derivative override it).
+    #[inline(always)]
+    fn d1(&self, y: f64, eta: f64) -> f64 {
+        self.value_d1(y, eta).1
+    }
     /// ∂²f/∂η².
     fn d2(&self, y: f64, eta: f64) -> f64;
     /// ∂³f/∂η³ (bounds for SMH-2 and Taylor remainders).
@@ -657,6 +663,7 @@ impl<F: GlmFamily> Glm<F> {
     crate::avx2_twin!(fn log_lik_grad_rows_avx2 = log_lik_grad_rows_any(&self, theta: &[f64], start: usize, end: usize, grad: &mut [f64]) -> f64);
     crate::avx2_twin!(fn log_lik_hess_rows_avx2 = log_lik_hess_rows_any(&self, theta: &[f64], rows: &dyn Fn(usize) -> usize, count: usize, hess: &mut [f64]));
     crate::avx2_twin!(fn log_lik_grad_batch_avx2 = log_lik_grad_batch_any(&self, theta: &[f64], idx: &[usize], grad: &mut [f64]) -> f64);
+    crate::avx2_twin!(fn grad_batch_avx2 = grad_batch_any(&self, theta: &[f64], idx: &[usize], grad: &mut [f64]));
     crate::avx2_twin!(fn terms_rows_avx2 = terms_rows_any(&self, theta: &[f64], start: usize, out: &mut [f64]));
     crate::avx2_twin!(fn log_lik_sum_avx2 = log_lik_sum_any(&self, theta: &[f64], idx: &[usize]) -> f64);
 
@@ -1033,6 +1040,20 @@ impl<F: GlmFamily> Glm<F> {
     /// row by row: the same bits.
     #[inline(always)]
     fn log_lik_grad_batch_any(&self, theta: &[f64], idx: &[usize], grad: &mut [f64]) -> f64 {
+        self.batch_any::<true>(theta, idx, grad)
+    }
+
+    /// [`log_lik_grad_batch_any`](Self::log_lik_grad_batch_any)'s gradient alone
+    /// ([`DataModel::grad_batch`]): the family's values are not computed (for the logistic
+    /// family, no logarithm per row) and 0 is returned; the gradient's bits are the same.
+    #[inline(always)]
+    fn grad_batch_any(&self, theta: &[f64], idx: &[usize], grad: &mut [f64]) {
+        self.batch_any::<false>(theta, idx, grad);
+    }
+
+    /// The batch gradient's body, with the values summed when `VALUES` (0 returned otherwise).
+    #[inline(always)]
+    fn batch_any<const VALUES: bool>(&self, theta: &[f64], idx: &[usize], grad: &mut [f64]) -> f64 {
         let d = self.design.d;
         let (theta, grad) = (&theta[..d], &mut grad[..d]);
         let (x, y) = (&self.design.x, &self.design.y);
@@ -1059,10 +1080,16 @@ impl<F: GlmFamily> Glm<F> {
                 .zip(&mut vals[..len])
                 .zip(&ys)
             {
-                (*v, *g) = self.family.value_d1(yi, *e);
+                if VALUES {
+                    (*v, *g) = self.family.value_d1(yi, *e);
+                } else {
+                    *g = self.family.d1(yi, *e);
+                }
             }
-            for &v in &vals[..len] {
-                total += v;
+            if VALUES {
+                for &v in &vals[..len] {
+                    total += v;
+                }
             }
             let mut octs = chunk.chunks_exact(ROWS);
             let mut a = d1[..len].chunks_exact(ROWS);
@@ -1375,6 +1402,14 @@ impl<F: GlmFamily> DataModel for Glm<F> {
         crate::on_cpu!(
             self.log_lik_grad_batch_avx2(theta, idx, grad),
             self.log_lik_grad_batch_any(theta, idx, grad)
+        )
+    }
+    /// [`log_lik_grad_batch`](DataModel::log_lik_grad_batch)'s gradient without the family's
+    /// values (the same bits; compiled for the running CPU).
+    fn grad_batch(&self, theta: &[f64], idx: &[usize], grad: &mut [f64]) {
+        crate::on_cpu!(
+            self.grad_batch_avx2(theta, idx, grad),
+            self.grad_batch_any(theta, idx, grad)
         )
     }
     /// [`GlmView::step_terms`] in chunks of `STEP_CHUNK` (128) rows (each row read once for both

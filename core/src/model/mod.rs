@@ -130,6 +130,13 @@ pub trait DataModel: Send + Sync {
         }
         total
     }
+    /// ∇ℓᵢ(θ) over `idx` accumulated into `grad`: the gradient of
+    /// [`log_lik_grad_batch`](DataModel::log_lik_grad_batch), the same bits, for callers that
+    /// do not use the sum of the values (stochastic gradients); models may skip computing the
+    /// values (a GLM does).
+    fn grad_batch(&self, theta: &[f64], idx: &[usize], grad: &mut [f64]) {
+        self.log_lik_grad_batch(theta, idx, grad);
+    }
     /// ℓᵢ(θ′) − ℓᵢ(θ) for each index of `idx`, into `out` (θ = `theta`, θ′ = `proposal`; the
     /// first min(`idx.len()`, `out.len()`) entries): the same bits as
     /// [`log_lik`](DataModel::log_lik) at θ′ minus at θ datum by datum (one virtual call per
