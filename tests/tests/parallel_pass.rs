@@ -266,7 +266,8 @@ fn pieces_on_threads_are_each_visited_once() {
 /// several (the last one short), on one thread and on spare threads, K = 0, 1, 4, 5 and 10.
 #[test]
 fn passes_at_many_points_give_the_bits_of_one_pass_each() {
-    for (n, d) in [(40_001usize, 5usize), (3_000, 4)] {
+    // n = 3 005: a last block of 29 rows, whole groups of eight and a rest.
+    for (n, d) in [(40_001usize, 5usize), (3_000, 4), (3_005, 4)] {
         for name in ["logistic", "poisson", "linear", "robust"] {
             for reparam in ["auto", "none"] {
                 let one = tallmc_tests::simulated_model(name, n, d, 9, reparam);

@@ -258,6 +258,7 @@ pub fn gather(n: usize, d: usize, batch: usize) -> Result<(), CliError> {
     for _ in 0..iters {
         sampler.sample(&mut rng, &mut idx);
         m.grad_batch(&theta, &idx, &mut g);
+        g.iter_mut().for_each(|v| *v = 0.0);
         let t0 = Instant::now();
         m.grad_batch(&theta, &idx, &mut g);
         warm += t0.elapsed().as_secs_f64();

@@ -41,8 +41,9 @@ pub trait GlmFamily: Send + Sync {
             value_many_any(self, y, eta, v)
         )
     }
-    /// ∂f/∂η alone: the bits of [`value_d1`](Self::value_d1)'s second number (families where
-    /// the value costs more than the derivative override it).
+    /// ∂f/∂η alone: the bits of [`value_d1`](Self::value_d1)'s second number. The default
+    /// inlines `value_d1` and lets the compiler drop the unused value (for the logistic family,
+    /// its logarithm); a family whose value the compiler cannot drop may override it.
     #[inline(always)]
     fn d1(&self, y: f64, eta: f64) -> f64 {
         self.value_d1(y, eta).1
@@ -1045,7 +1046,7 @@ impl<F: GlmFamily> Glm<F> {
 
     /// [`log_lik_grad_batch_any`](Self::log_lik_grad_batch_any)'s gradient alone
     /// ([`DataModel::grad_batch`]): the family's values are not computed (for the logistic
-    /// family, no logarithm per row) and 0 is returned; the gradient's bits are the same.
+    /// family, no logarithm per row); the gradient's bits are the same.
     #[inline(always)]
     fn grad_batch_any(&self, theta: &[f64], idx: &[usize], grad: &mut [f64]) {
         self.batch_any::<false>(theta, idx, grad);
