@@ -834,3 +834,79 @@ fn large_plain_csv_goes_straight_into_the_design() {
     let e2 = assert_input_error(&run_args(bad_general, &dir.join("e2"), &[]), &needles);
     assert_eq!(e1.replace(&bad_plain, "F"), e2.replace(bad_general, "F"));
 }
+
+/// `tallmc run` with several stochastic-gradient chains searches the mode of their set-up once:
+/// chain 0 counts the search (run.json `chain_details[0].lik_evals.setup`), the others only
+/// the rest of their set-up, and every chain's draws are those it has alone
+/// (`--chains 1 --seed S` gives chain 0's; the core test
+/// `sgmcmc_samplers::chains_sharing_the_mode_search_are_the_chains_built_alone` checks every
+/// chain).
+#[test]
+fn sg_chains_share_one_mode_search() {
+    let dir = common::TempDir::new("sg-share");
+    let data = dir.join("d.csv");
+    let o = common::tallmc(&[
+        "simulate", "--model", "logistic", "--n", "2000", "--d", "3", "--seed", "2", "--out", &data,
+    ]);
+    assert_eq!(o.status.code(), Some(0));
+    let run = |chains: &str, out: &str| -> serde_json::Value {
+        let o = common::tallmc(&[
+            "run",
+            "--data",
+            &data,
+            "--model",
+            "logistic",
+            "--response",
+            "y",
+            "--sampler",
+            "sgld",
+            "--chains",
+            chains,
+            "--warmup",
+            "0",
+            "--draws",
+            "200",
+            "--seed",
+            "4",
+            "--no-ksd",
+            "--out",
+            out,
+        ]);
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "stderr: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        serde_json::from_str(&std::fs::read_to_string(format!("{out}/run.json")).unwrap()).unwrap()
+    };
+    let (three, one) = (dir.join("three"), dir.join("one"));
+    let doc = run("3", &three);
+    let setup = |c: usize| {
+        doc["chain_details"][c]["lik_evals"]["setup"]
+            .as_u64()
+            .unwrap()
+    };
+    for c in 1..3 {
+        assert!(
+            setup(0) >= setup(c) + 2000,
+            "chain 0 counts the mode search (at least a pass): {} against chain {c}'s {}",
+            setup(0),
+            setup(c)
+        );
+    }
+    let alone = run("1", &one);
+    assert_eq!(
+        alone["chain_details"][0]["lik_evals"]["setup"].as_u64(),
+        Some(setup(0))
+    );
+    let chain0 = |dir: &str| -> Vec<String> {
+        std::fs::read_to_string(format!("{dir}/draws.csv"))
+            .unwrap()
+            .lines()
+            .filter(|l| l.starts_with("0,"))
+            .map(String::from)
+            .collect()
+    };
+    assert_eq!(chain0(&three), chain0(&one));
+}

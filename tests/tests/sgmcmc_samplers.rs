@@ -529,3 +529,95 @@ fn automatic_batch_matches_noise_to_curvature() {
         assert!(err.contains("batch_size"), "{bad}: {err}");
     }
 }
+
+/// A run's chains share their set-up's mode search (`tallmc run`: chain 0 records it, the
+/// others reuse it): every chain is the one built on its own, draw for draw, for every sampler
+/// that searches a mode (the automatic step, control variates, preferential weights); the
+/// first counts the search's evaluations and the others only what they spent. A kept search
+/// is not reused for another model (even an equal one) or other mode options.
+#[test]
+fn chains_sharing_the_mode_search_are_the_chains_built_alone() {
+    use tallmc_core::registry::{build_chain_sharing, ModeShare, Sharing};
+    let model = logistic(3_000, 17);
+    for sampler in ["sgld", "sgld-cv", "sghmc", "sgld-ps", "sgld-cv-ps"] {
+        let s = Settings::new();
+        let config = ChainConfig {
+            sampler,
+            warmup: 10,
+            settings: &s,
+        };
+        // Stepped on the stream the build left (a build that drew differently would show).
+        let run = |chain: &mut Box<dyn Chain>, rng: &mut tallmc_core::rng::ChainRng| -> Vec<u64> {
+            (0..50)
+                .flat_map(|_| {
+                    chain.step(rng);
+                    chain
+                        .position()
+                        .iter()
+                        .map(|v| v.to_bits())
+                        .collect::<Vec<_>>()
+                })
+                .collect()
+        };
+        let mut share = ModeShare::default();
+        let mut alone_costs = Vec::new();
+        let mut shared_costs = Vec::new();
+        for c in 0..3u64 {
+            let mut r1 = chain_rng(5, c);
+            let mut alone = build_chain(&config, model.clone(), &mut r1).unwrap();
+            let mut r2 = chain_rng(5, c);
+            let sharing = if c == 0 {
+                Sharing::Record(&mut share)
+            } else {
+                Sharing::Reuse(&share)
+            };
+            let mut shared = build_chain_sharing(&config, model.clone(), &mut r2, sharing).unwrap();
+            assert!(share.is_set(), "{sampler}: chain 0 keeps its search");
+            assert_eq!(
+                run(&mut alone, &mut r1),
+                run(&mut shared, &mut r2),
+                "{sampler} chain {c}: the draws differ"
+            );
+            alone_costs.push(alone.setup_cost().lik_evals);
+            shared_costs.push(shared.setup_cost().lik_evals);
+        }
+        assert_eq!(
+            shared_costs[0], alone_costs[0],
+            "{sampler}: chain 0 counts its search"
+        );
+        for c in 1..3 {
+            assert!(
+                shared_costs[c] < alone_costs[c] && alone_costs[c] - shared_costs[c] >= 3_000,
+                "{sampler} chain {c}: set-up {} reusing, {} alone (the search is at least a pass)",
+                shared_costs[c],
+                alone_costs[c]
+            );
+        }
+        // Another model (the same data, another Arc) and other mode options search again.
+        let other = logistic(3_000, 17);
+        let mut r = chain_rng(5, 1);
+        let again = build_chain_sharing(&config, other, &mut r, Sharing::Reuse(&share)).unwrap();
+        assert_eq!(
+            again.setup_cost().lik_evals,
+            alone_costs[1],
+            "{sampler}: another model"
+        );
+        let mut s2 = Settings::new();
+        s2.insert_pair("mode_tol=1e-6").unwrap();
+        let config2 = ChainConfig {
+            sampler,
+            warmup: 10,
+            settings: &s2,
+        };
+        let mut r = chain_rng(5, 1);
+        let mut r_alone = chain_rng(5, 1);
+        let again =
+            build_chain_sharing(&config2, model.clone(), &mut r, Sharing::Reuse(&share)).unwrap();
+        let alone = build_chain(&config2, model.clone(), &mut r_alone).unwrap();
+        assert_eq!(
+            again.setup_cost().lik_evals,
+            alone.setup_cost().lik_evals,
+            "{sampler}: other mode options"
+        );
+    }
+}

@@ -280,12 +280,13 @@ fn sample<'py>(
             let (warmup, draws, seed) = (req.warmup, req.draws, req.seed);
             let stream = req.first_chain + c as u64;
             let (stop, done) = (stop.clone(), done.clone());
+            let share = prep.mode_share.clone();
             std::thread::Builder::new()
                 .name(format!("tallmc-chain-{c}"))
                 .spawn(move || {
                     run::run_chain_thread(
                         c, prebuilt, model, &sampler, &settings, warmup, draws, seed, stream,
-                        extras, &stop, &done,
+                        extras, &share, &stop, &done,
                     )
                 })
                 .map_err(|e| PyRuntimeError::new_err(format!("cannot start chain {c}: {e}")))

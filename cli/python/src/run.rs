@@ -2,8 +2,9 @@
 //!
 //! The steps and the random streams are those of `tallmc run` (cli/src/cmd/run): the model is
 //! built by [`registry::build_model`] from the same table and design, chain c is built by
-//! [`registry::build_reported_chain`] on the stream `chain_rng(seed, c)` (chain 0 first, on the
-//! calling thread, so that bad settings are refused before any thread starts), and each chain
+//! [`registry::build_reported_chain_sharing`] on the stream `chain_rng(seed, c)` (chain 0
+//! first, on the calling thread, so that bad settings are refused before any thread starts;
+//! the others reuse its set-up's mode search), and each chain
 //! runs warm-up then sampling as [`tallmc_core::chain::run_chain`] does. So the same seed gives
 //! the same draws as the command line (cli/python/tests/test_cli_parity.py checks it bit for bit).
 //! Unlike `run_chain`, the loop here also reads a stop flag between iterations (Ctrl-C).
@@ -53,6 +54,8 @@ pub struct Prepared {
     pub chain0: Box<dyn Chain>,
     pub rng0: ChainRng,
     pub t_setup0: f64,
+    /// The first chain's mode search, for the others ([`registry::Sharing::Reuse`]).
+    pub mode_share: Arc<registry::ModeShare>,
     pub param_names: Vec<String>,
     pub extra_names: Vec<&'static str>,
     pub signed: bool,
@@ -215,8 +218,15 @@ pub fn prepare(req: &mut Request) -> Result<Prepared, String> {
         warmup: req.warmup,
         settings: &settings,
     };
-    let chain0 = registry::build_reported_chain(&config, model.clone(), &mut rng0)
-        .map_err(|e| describe(&e, req, Some(&settings)))?;
+    // The first chain keeps its set-up's mode search for the others (as `tallmc run`).
+    let mut mode_share = registry::ModeShare::default();
+    let chain0 = registry::build_reported_chain_sharing(
+        &config,
+        model.clone(),
+        &mut rng0,
+        registry::Sharing::Record(&mut mode_share),
+    )
+    .map_err(|e| describe(&e, req, Some(&settings)))?;
     let t_setup0 = t_build.elapsed().as_secs_f64();
     settings
         .check_all_used()
@@ -249,6 +259,7 @@ pub fn prepare(req: &mut Request) -> Result<Prepared, String> {
         chain0,
         rng0,
         t_setup0,
+        mode_share: Arc::new(mode_share),
         param_names,
         extra_names,
         signed,
@@ -273,6 +284,7 @@ pub fn run_chain_thread(
     seed: u64,
     stream: u64,
     extras: usize,
+    share: &registry::ModeShare,
     stop: &AtomicBool,
     done: &AtomicU64,
 ) -> Result<ChainResult, String> {
@@ -286,8 +298,13 @@ pub fn run_chain_thread(
                 warmup,
                 settings,
             };
-            let chain = registry::build_reported_chain(&config, model, &mut rng)
-                .map_err(|e| format!("chain {c}: {e}"))?;
+            let chain = registry::build_reported_chain_sharing(
+                &config,
+                model,
+                &mut rng,
+                registry::Sharing::Reuse(share),
+            )
+            .map_err(|e| format!("chain {c}: {e}"))?;
             (chain, rng, t.elapsed().as_secs_f64())
         }
     };

@@ -180,6 +180,64 @@ impl ModeOptions {
     }
 }
 
+/// A mode search kept by the first chain of a run for the others ([`Sharing`]): its model
+/// (the address of the shared model), start and options, and what [`find_mode`] found.
+/// `find_mode` is deterministic (the same model, start and options give the same bits on any
+/// number of threads), so a chain that reuses it starts exactly as if it had searched itself.
+#[derive(Debug, Clone, Default)]
+pub struct ModeShare {
+    entry: Option<(usize, Vec<u64>, ModeOptions, ModeResult)>,
+}
+
+impl ModeShare {
+    /// Whether a search is kept.
+    pub fn is_set(&self) -> bool {
+        self.entry.is_some()
+    }
+}
+
+/// How a chain's builder treats the deterministic mode search of its set-up: on its own
+/// ([`Sharing::Off`]); searching and keeping the result for the run's other chains
+/// ([`Sharing::Record`], the first chain); or taking the kept result when the model, start
+/// and options are the same ([`Sharing::Reuse`], searching itself otherwise). A chain counts
+/// in its cost only the evaluations it spent: the run's total counts the search once.
+#[derive(Debug)]
+pub enum Sharing<'a> {
+    /// Search, keep nothing.
+    Off,
+    /// Search and keep the result.
+    Record(&'a mut ModeShare),
+    /// Take a kept result that matches (else search).
+    Reuse(&'a ModeShare),
+}
+
+impl Sharing<'_> {
+    /// [`find_mode`] on `model` (its address `model_id`, e.g. that of its `Arc`) from `start`
+    /// with `opts`, or the kept result for the same three: the result and whether this call
+    /// searched (then its evaluations are this chain's to count).
+    pub fn find_mode(
+        &mut self,
+        model: &dyn crate::model::DataModel,
+        model_id: usize,
+        start: &[f64],
+        opts: &ModeOptions,
+    ) -> Result<(ModeResult, bool), Error> {
+        let bits: Vec<u64> = start.iter().map(|v| v.to_bits()).collect();
+        if let Sharing::Reuse(share) = self {
+            if let Some((id, b, o, r)) = &share.entry {
+                if *id == model_id && *b == bits && o == opts {
+                    return Ok((r.clone(), false));
+                }
+            }
+        }
+        let r = find_mode(model, start, opts)?;
+        if let Sharing::Record(share) = self {
+            share.entry = Some((model_id, bits, *opts, r.clone()));
+        }
+        Ok((r, true))
+    }
+}
+
 /// What [`find_mode`] found.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ModeResult {

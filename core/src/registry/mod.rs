@@ -11,6 +11,7 @@ use crate::settings::Settings;
 pub mod models;
 pub mod samplers;
 
+pub use crate::optim::{ModeShare, Sharing};
 pub use crate::schema::{ChainConfig, ModelInfo, ParamKind, ParamSpec, SamplerInfo};
 use alloc::boxed::Box;
 use alloc::sync::Arc;
@@ -85,7 +86,21 @@ pub fn build_chain(
     model: Arc<dyn DataModel>,
     rng: &mut ChainRng,
 ) -> Result<Box<dyn Chain>, Error> {
-    let chain = samplers::build(config, model.clone(), rng)?;
+    build_chain_sharing(config, model, rng, Sharing::Off)
+}
+
+/// [`build_chain`] with the set-up's deterministic mode search shared between a run's chains
+/// ([`Sharing`]): the first chain built with `Sharing::Record`, the others with
+/// `Sharing::Reuse` of what it kept are the chains [`build_chain`] builds, bit for bit, and
+/// only the first counts the search's evaluations (the stochastic-gradient samplers; the
+/// others ignore it).
+pub fn build_chain_sharing(
+    config: &ChainConfig<'_>,
+    model: Arc<dyn DataModel>,
+    rng: &mut ChainRng,
+    sharing: Sharing<'_>,
+) -> Result<Box<dyn Chain>, Error> {
+    let chain = samplers::build_sharing(config, model.clone(), rng, sharing)?;
     Ok(match model.user_map() {
         Some(_) => Box::new(Mapped::new(chain, model, MapKind::User)),
         None => chain,
@@ -101,7 +116,17 @@ pub fn build_reported_chain(
     model: Arc<dyn DataModel>,
     rng: &mut ChainRng,
 ) -> Result<Box<dyn Chain>, Error> {
-    let chain = build_chain(config, model.clone(), rng)?;
+    build_reported_chain_sharing(config, model, rng, Sharing::Off)
+}
+
+/// [`build_reported_chain`] with the mode search shared as in [`build_chain_sharing`].
+pub fn build_reported_chain_sharing(
+    config: &ChainConfig<'_>,
+    model: Arc<dyn DataModel>,
+    rng: &mut ChainRng,
+    sharing: Sharing<'_>,
+) -> Result<Box<dyn Chain>, Error> {
+    let chain = build_chain_sharing(config, model.clone(), rng, sharing)?;
     Ok(if model.reports_transformed() {
         Box::new(Mapped::new(chain, model, MapKind::Reported))
     } else {

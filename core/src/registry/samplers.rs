@@ -305,6 +305,18 @@ pub fn build(
     model: Arc<dyn DataModel>,
     rng: &mut ChainRng,
 ) -> Result<Box<dyn Chain>, Error> {
+    build_sharing(config, model, rng, crate::optim::Sharing::Off)
+}
+
+/// [`build`] with the set-up's deterministic mode search shared between a run's chains
+/// ([`crate::optim::Sharing`]; the stochastic-gradient samplers use it, the others build as
+/// [`build`]).
+pub fn build_sharing(
+    config: &ChainConfig<'_>,
+    model: Arc<dyn DataModel>,
+    rng: &mut ChainRng,
+    sharing: crate::optim::Sharing<'_>,
+) -> Result<Box<dyn Chain>, Error> {
     let s = config.settings;
     let d = model.dim();
     if d == 0 {
@@ -330,7 +342,7 @@ pub fn build(
         return crate::sampler::qnhmc::build_chain(config, model, rng);
     }
     if crate::sampler::sgmcmc::is_sg_sampler(config.sampler) {
-        return crate::sampler::sgmcmc::build_chain(config, model, rng);
+        return crate::sampler::sgmcmc::build_chain_sharing(config, model, rng, sharing);
     }
     let info = match config.sampler {
         "rwmh" | "mala" | "hmc" | "nuts" => super::sampler(config.sampler)?,

@@ -357,7 +357,15 @@ pub fn run(a: &RunArgs) -> Result<(), CliError> {
         settings: &settings,
     };
     set_setup_message(&spinner, &a.sampler, Some(model.dim()));
-    let chain0 = registry::build_reported_chain(&config, model.clone(), &mut rng0);
+    // Chain 0 keeps its set-up's mode search (deterministic) for the other chains: the same
+    // chains, one search instead of one per chain (counted in chain 0's set-up).
+    let mut mode_share = registry::ModeShare::default();
+    let chain0 = registry::build_reported_chain_sharing(
+        &config,
+        model.clone(),
+        &mut rng0,
+        registry::Sharing::Record(&mut mode_share),
+    );
     spinner.finish_and_clear();
     let chain0 = chain0.map_err(|e| ctx.describe(&e))?;
     let t_setup0 = t_build.elapsed().as_secs_f64();
@@ -399,6 +407,7 @@ pub fn run(a: &RunArgs) -> Result<(), CliError> {
     let bar = progress_bar(total_iters);
     let t_run = Instant::now();
     let mut first = Some((chain0, rng0, t_setup0));
+    let mode_share = &mode_share;
     let outputs: Vec<Result<ChainOutput, CliError>> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..a.chains)
             .map(|c| {
@@ -426,8 +435,13 @@ pub fn run(a: &RunArgs) -> Result<(), CliError> {
                                 warmup,
                                 settings: &settings,
                             };
-                            let chain = registry::build_reported_chain(&config, model, &mut rng)
-                                .map_err(|e| CliError::input(format!("chain {c}: {e}")))?;
+                            let chain = registry::build_reported_chain_sharing(
+                                &config,
+                                model,
+                                &mut rng,
+                                registry::Sharing::Reuse(mode_share),
+                            )
+                            .map_err(|e| CliError::input(format!("chain {c}: {e}")))?;
                             (chain, rng, t.elapsed().as_secs_f64())
                         }
                     };

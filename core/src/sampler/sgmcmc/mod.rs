@@ -101,7 +101,7 @@ use crate::error::Error;
 use crate::math;
 use crate::model::DataModel;
 use crate::optim::{
-    find_mode, ModeOptions, ModeResult, P_MODE_MAX_ITER, P_MODE_MEMORY, P_MODE_METHOD, P_MODE_TOL,
+    ModeOptions, ModeResult, Sharing, P_MODE_MAX_ITER, P_MODE_MEMORY, P_MODE_METHOD, P_MODE_TOL,
 };
 use crate::rng::{uniform, ChainRng};
 use crate::schema::{ChainConfig, ParamKind, ParamSpec, SamplerInfo};
@@ -490,6 +490,20 @@ pub fn build_sg_chain(
     warmup: usize,
     rng: &mut ChainRng,
 ) -> Result<SgChain, Error> {
+    build_sg_chain_sharing(model, opts, warmup, rng, Sharing::Off)
+}
+
+/// [`build_sg_chain`] with the mode search (from [`DataModel::initial_point`], a
+/// deterministic function of the model and the options) shared between a run's chains
+/// ([`Sharing`]): the same chain, bit for bit; a chain that reuses the search does not count
+/// its evaluations.
+pub fn build_sg_chain_sharing(
+    model: Arc<dyn DataModel>,
+    opts: &SgOptions,
+    warmup: usize,
+    rng: &mut ChainRng,
+    mut sharing: Sharing<'_>,
+) -> Result<SgChain, Error> {
     let d = model.dim();
     let n = model.n();
     if d == 0 || n == 0 {
@@ -536,15 +550,20 @@ pub fn build_sg_chain(
     // matrix-free).
     let dense = d <= DENSE_SETUP_MAX_DIM;
     let mode: Option<ModeResult> = if need_mode {
-        let r = find_mode(
+        // The shared model's address identifies it among a run's chains.
+        let model_id = Arc::as_ptr(&model) as *const () as usize;
+        let (r, searched) = sharing.find_mode(
             model.as_ref(),
+            model_id,
             &model.initial_point(),
             &ModeOptions {
                 hessian: dense,
                 ..opts.mode
             },
         )?;
-        add_cost(&mut setup, r.cost());
+        if searched {
+            add_cost(&mut setup, r.cost());
+        }
         Some(r)
     } else {
         None
@@ -1105,6 +1124,17 @@ pub fn build_chain(
     model: Arc<dyn DataModel>,
     rng: &mut ChainRng,
 ) -> Result<Box<dyn Chain>, Error> {
+    build_chain_sharing(config, model, rng, Sharing::Off)
+}
+
+/// [`build_chain`] with the set-up's mode search shared between a run's chains
+/// ([`Sharing`]).
+pub fn build_chain_sharing(
+    config: &ChainConfig<'_>,
+    model: Arc<dyn DataModel>,
+    rng: &mut ChainRng,
+    sharing: Sharing<'_>,
+) -> Result<Box<dyn Chain>, Error> {
     let name = config.sampler;
     if !is_sg_sampler(name) {
         return Err(Error::Unknown {
@@ -1202,7 +1232,13 @@ pub fn build_chain(
         init,
         mode,
     };
-    Ok(Box::new(build_sg_chain(model, &opts, config.warmup, rng)?))
+    Ok(Box::new(build_sg_chain_sharing(
+        model,
+        &opts,
+        config.warmup,
+        rng,
+        sharing,
+    )?))
 }
 
 #[cfg(test)]
