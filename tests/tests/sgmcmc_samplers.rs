@@ -531,15 +531,24 @@ fn automatic_batch_matches_noise_to_curvature() {
 }
 
 /// A run's chains share their set-up's mode search (`tallmc run`: chain 0 records it, the
-/// others reuse it): every chain is the one built on its own, draw for draw, for every sampler
-/// that searches a mode (the automatic step, control variates, preferential weights); the
+/// others reuse it): every chain is the one built on its own, draw for draw, for the
+/// stochastic-gradient samplers (whose automatic step, control variates and preferential
+/// weights search a mode) and SMH (its Taylor expansions are about the mode); the
 /// first counts the search's evaluations and the others only what they spent. A kept search
 /// is not reused for another model (even an equal one) or other mode options.
 #[test]
 fn chains_sharing_the_mode_search_are_the_chains_built_alone() {
     use tallmc_core::registry::{build_chain_sharing, ModeShare, Sharing};
     let model = logistic(3_000, 17);
-    for sampler in ["sgld", "sgld-cv", "sghmc", "sgld-ps", "sgld-cv-ps"] {
+    for sampler in [
+        "sgld",
+        "sgld-cv",
+        "sghmc",
+        "sgld-ps",
+        "sgld-cv-ps",
+        "smh-1",
+        "smh-2",
+    ] {
         let s = Settings::new();
         let config = ChainConfig {
             sampler,

@@ -231,6 +231,24 @@ impl Smh {
         Self::from_mode(model, opts, mode)
     }
 
+    /// As [`Smh::new`], with the mode search shared between a run's chains
+    /// ([`crate::optim::Sharing`]; `model_id` identifies the shared model): the same kernel,
+    /// its set-up cost without the search when the search was reused.
+    pub fn new_sharing(
+        model: &dyn DataModel,
+        model_id: usize,
+        opts: &SmhOptions,
+        mut sharing: crate::optim::Sharing<'_>,
+    ) -> Result<Self, Error> {
+        Self::validate(model, opts)?;
+        let start = model.initial_point();
+        let (mut mode, searched) = sharing.find_mode(model, model_id, &start, &opts.mode)?;
+        if !searched {
+            (mode.lik_evals, mode.grad_evals, mode.hess_evals) = (0, 0, 0);
+        }
+        Self::from_mode(model, opts, mode)
+    }
+
     /// Check the options and that `model` is a non-empty GLM with the bounds of order k.
     fn validate(model: &dyn DataModel, opts: &SmhOptions) -> Result<(), Error> {
         if !(opts.order == 1 || opts.order == 2) {

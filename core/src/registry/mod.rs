@@ -92,7 +92,7 @@ pub fn build_chain(
 /// [`build_chain`] with the set-up's deterministic mode search shared between a run's chains
 /// ([`Sharing`]): the first chain built with `Sharing::Record`, the others with
 /// `Sharing::Reuse` of what it kept are the chains [`build_chain`] builds, bit for bit, and
-/// only the first counts the search's evaluations (the stochastic-gradient samplers; the
+/// only the first counts the search's evaluations (the stochastic-gradient samplers and SMH; the
 /// others ignore it).
 pub fn build_chain_sharing(
     config: &ChainConfig<'_>,

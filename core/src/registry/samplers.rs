@@ -309,7 +309,7 @@ pub fn build(
 }
 
 /// [`build`] with the set-up's deterministic mode search shared between a run's chains
-/// ([`crate::optim::Sharing`]; the stochastic-gradient samplers use it, the others build as
+/// ([`crate::optim::Sharing`]; the stochastic-gradient samplers and SMH use it, the others build as
 /// [`build`]).
 pub fn build_sharing(
     config: &ChainConfig<'_>,
@@ -330,7 +330,7 @@ pub fn build_sharing(
         return crate::sampler::hmcecs::build_chain(config, model, rng, signed);
     }
     if let "smh-1" | "smh-2" = config.sampler {
-        return crate::sampler::smh::build_chain(config, model);
+        return crate::sampler::smh::build_chain_sharing(config, model, sharing);
     }
     if config.sampler == "mh-minibatch" {
         return crate::sampler::minibatch_mh::build_chain(config, model, rng);

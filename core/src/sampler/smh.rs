@@ -23,6 +23,19 @@ impl Driver<Smh, Arc<dyn DataModel>, NoWarmup> {
         Ok(Self::from_kernel(kernel, model, warmup))
     }
 
+    /// [`SmhChain::new`] with the mode search shared between a run's chains
+    /// ([`crate::optim::Sharing`]): the same chain.
+    pub fn new_sharing(
+        model: Arc<dyn DataModel>,
+        opts: &SmhOptions,
+        warmup: usize,
+        sharing: crate::optim::Sharing<'_>,
+    ) -> Result<Self, Error> {
+        let model_id = Arc::as_ptr(&model) as *const () as usize;
+        let kernel = Smh::new_sharing(model.as_ref(), model_id, opts, sharing)?;
+        Ok(Self::from_kernel(kernel, model, warmup))
+    }
+
     /// Run a given kernel (e.g. one from [`Smh::with_theta_hat`]), starting at its θ̂.
     pub fn from_kernel(kernel: Smh, model: Arc<dyn DataModel>, warmup: usize) -> Self {
         let state = kernel.init_state();
@@ -160,6 +173,16 @@ pub fn build_chain(
     config: &ChainConfig<'_>,
     model: Arc<dyn DataModel>,
 ) -> Result<Box<dyn Chain>, Error> {
+    build_chain_sharing(config, model, crate::optim::Sharing::Off)
+}
+
+/// [`build_chain`] with the mode search shared between a run's chains
+/// ([`crate::optim::Sharing`]).
+pub fn build_chain_sharing(
+    config: &ChainConfig<'_>,
+    model: Arc<dyn DataModel>,
+    sharing: crate::optim::Sharing<'_>,
+) -> Result<Box<dyn Chain>, Error> {
     let order = match config.sampler {
         "smh-1" => 1,
         "smh-2" => 2,
@@ -173,5 +196,10 @@ pub fn build_chain(
     let s = config.settings;
     let opts = options_from_settings(s, order)?;
     s.check_all_used()?;
-    Ok(Box::new(SmhChain::new(model, &opts, config.warmup)?))
+    Ok(Box::new(SmhChain::new_sharing(
+        model,
+        &opts,
+        config.warmup,
+        sharing,
+    )?))
 }
