@@ -309,8 +309,8 @@ pub fn build(
 }
 
 /// [`build`] with the set-up's deterministic mode search shared between a run's chains
-/// ([`crate::optim::Sharing`]; the stochastic-gradient samplers and SMH use it, the others build as
-/// [`build`]).
+/// ([`crate::optim::Sharing`]; the stochastic-gradient samplers and SMH use it, the others
+/// build as [`build`]).
 pub fn build_sharing(
     config: &ChainConfig<'_>,
     model: Arc<dyn DataModel>,
