@@ -535,7 +535,8 @@ fn automatic_batch_matches_noise_to_curvature() {
 /// stochastic-gradient samplers (whose automatic step, control variates and preferential
 /// weights search a mode) and SMH (its Taylor expansions are about the mode); the
 /// first counts the search's evaluations and the others only what they spent. A kept search
-/// is not reused for another model (even an equal one) or other mode options.
+/// is not reused for another model (even an equal one, even one built after the first was
+/// dropped) or other mode options.
 #[test]
 fn chains_sharing_the_mode_search_are_the_chains_built_alone() {
     use tallmc_core::registry::{build_chain_sharing, ModeShare, Sharing};
@@ -629,4 +630,29 @@ fn chains_sharing_the_mode_search_are_the_chains_built_alone() {
             "{sampler}: other mode options"
         );
     }
+    // A share outliving its model is not reused by a model built after it (the same data,
+    // possibly where the first one was allocated).
+    let mut share = ModeShare::default();
+    let s = Settings::new();
+    let config = ChainConfig {
+        sampler: "sgld",
+        warmup: 10,
+        settings: &s,
+    };
+    let first = logistic(3_000, 17);
+    let mut r = chain_rng(5, 0);
+    let alone = build_chain(&config, first.clone(), &mut r)
+        .unwrap()
+        .setup_cost()
+        .lik_evals;
+    let mut r = chain_rng(5, 0);
+    drop(build_chain_sharing(&config, first, &mut r, Sharing::Record(&mut share)).unwrap());
+    let second = logistic(3_000, 17);
+    let mut r = chain_rng(5, 0);
+    let again = build_chain_sharing(&config, second, &mut r, Sharing::Reuse(&share)).unwrap();
+    assert_eq!(
+        again.setup_cost().lik_evals,
+        alone,
+        "a model built after the first"
+    );
 }

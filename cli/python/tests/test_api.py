@@ -203,11 +203,15 @@ def test_the_gil_is_released_while_chains_run(logistic):
     assert seen[2] >= 20, seen
 
 
-def test_chains_split_over_calls_with_first_chain(logistic):
+# sgld and smh-1: chains 1 and 2 of one call reuse chain 0's mode search (the same draws as
+# chains built alone, each searching).
+@pytest.mark.parametrize("sampler", ["nuts", "sgld", "smh-1"])
+def test_chains_split_over_calls_with_first_chain(logistic, sampler):
     import arviz as az
 
-    ref = tallmc.sample(logistic, **dict(RUN, chains=3))
-    parts = [tallmc.sample(logistic, **dict(RUN, chains=1), first_chain=c) for c in range(3)]
+    run = dict(RUN, sampler=sampler)
+    ref = tallmc.sample(logistic, **dict(run, chains=3))
+    parts = [tallmc.sample(logistic, **dict(run, chains=1), first_chain=c) for c in range(3)]
     joined = az.concat(parts, dim="chain")
     assert list(joined.posterior["chain"].values) == [0, 1, 2]
     assert np.array_equal(draws_of(joined), draws_of(ref))

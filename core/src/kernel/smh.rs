@@ -232,21 +232,20 @@ impl Smh {
     }
 
     /// As [`Smh::new`], with the mode search shared between a run's chains
-    /// ([`crate::optim::Sharing`]; `model_id` identifies the shared model): the same kernel,
-    /// its set-up cost without the search when the search was reused.
+    /// ([`crate::optim::Sharing`]): the same kernel, its set-up cost without the search when
+    /// the search was reused.
     pub fn new_sharing(
-        model: &dyn DataModel,
-        model_id: usize,
+        model: &alloc::sync::Arc<dyn DataModel>,
         opts: &SmhOptions,
         mut sharing: crate::optim::Sharing<'_>,
     ) -> Result<Self, Error> {
-        Self::validate(model, opts)?;
+        Self::validate(model.as_ref(), opts)?;
         let start = model.initial_point();
-        let (mut mode, searched) = sharing.find_mode(model, model_id, &start, &opts.mode)?;
+        let (mut mode, searched) = sharing.find_mode(model, &start, &opts.mode)?;
         if !searched {
             (mode.lik_evals, mode.grad_evals, mode.hess_evals) = (0, 0, 0);
         }
-        Self::from_mode(model, opts, mode)
+        Self::from_mode(model.as_ref(), opts, mode)
     }
 
     /// Check the options and that `model` is a non-empty GLM with the bounds of order k.

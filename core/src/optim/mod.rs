@@ -181,12 +181,22 @@ impl ModeOptions {
 }
 
 /// A mode search kept by the first chain of a run for the others ([`Sharing`]): its model
-/// (the address of the shared model), start and options, and what [`find_mode`] found.
-/// `find_mode` is deterministic (the same model, start and options give the same bits on any
-/// number of threads), so a chain that reuses it starts exactly as if it had searched itself.
+/// (a weak reference: the allocation cannot be reused by another model while it is kept),
+/// start and options, and what [`find_mode`] found. `find_mode` is deterministic (the same
+/// model, start and options give the same bits on any number of threads), so a chain that
+/// reuses it starts exactly as if it had searched itself.
 #[derive(Debug, Clone, Default)]
 pub struct ModeShare {
-    entry: Option<(usize, Vec<u64>, ModeOptions, ModeResult)>,
+    entry: Option<SharedMode>,
+}
+
+/// [`ModeShare`]'s entry.
+#[derive(Debug, Clone)]
+struct SharedMode {
+    model: alloc::sync::Weak<dyn crate::model::DataModel>,
+    start: Vec<u64>,
+    opts: ModeOptions,
+    result: ModeResult,
 }
 
 impl ModeShare {
@@ -198,9 +208,10 @@ impl ModeShare {
 
 /// How a chain's builder treats the deterministic mode search of its set-up: on its own
 /// ([`Sharing::Off`]); searching and keeping the result for the run's other chains
-/// ([`Sharing::Record`], the first chain); or taking the kept result when the model, start
-/// and options are the same ([`Sharing::Reuse`], searching itself otherwise). A chain counts
-/// in its cost only the evaluations it spent: the run's total counts the search once.
+/// ([`Sharing::Record`], the first chain); or taking the kept result when the model (the same
+/// `Arc`), start and options are the same ([`Sharing::Reuse`], searching itself otherwise). A
+/// chain counts in its cost only the evaluations it spent: the run's total counts the search
+/// once.
 #[derive(Debug)]
 pub enum Sharing<'a> {
     /// Search, keep nothing.
@@ -212,27 +223,33 @@ pub enum Sharing<'a> {
 }
 
 impl Sharing<'_> {
-    /// [`find_mode`] on `model` (its address `model_id`, e.g. that of its `Arc`) from `start`
-    /// with `opts`, or the kept result for the same three: the result and whether this call
-    /// searched (then its evaluations are this chain's to count).
+    /// [`find_mode`] on `model` from `start` with `opts`, or the kept result for the same
+    /// three: the result and whether this call searched (then its evaluations are this
+    /// chain's to count).
     pub fn find_mode(
         &mut self,
-        model: &dyn crate::model::DataModel,
-        model_id: usize,
+        model: &alloc::sync::Arc<dyn crate::model::DataModel>,
         start: &[f64],
         opts: &ModeOptions,
     ) -> Result<(ModeResult, bool), Error> {
         let bits: Vec<u64> = start.iter().map(|v| v.to_bits()).collect();
         if let Sharing::Reuse(share) = self {
-            if let Some((id, b, o, r)) = &share.entry {
-                if *id == model_id && *b == bits && o == opts {
-                    return Ok((r.clone(), false));
+            if let Some(e) = &share.entry {
+                let same_model =
+                    alloc::sync::Weak::ptr_eq(&e.model, &alloc::sync::Arc::downgrade(model));
+                if same_model && e.start == bits && e.opts == *opts {
+                    return Ok((e.result.clone(), false));
                 }
             }
         }
-        let r = find_mode(model, start, opts)?;
+        let r = find_mode(model.as_ref(), start, opts)?;
         if let Sharing::Record(share) = self {
-            share.entry = Some((model_id, bits, *opts, r.clone()));
+            share.entry = Some(SharedMode {
+                model: alloc::sync::Arc::downgrade(model),
+                start: bits,
+                opts: *opts,
+                result: r.clone(),
+            });
         }
         Ok((r, true))
     }

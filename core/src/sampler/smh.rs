@@ -31,8 +31,7 @@ impl Driver<Smh, Arc<dyn DataModel>, NoWarmup> {
         warmup: usize,
         sharing: crate::optim::Sharing<'_>,
     ) -> Result<Self, Error> {
-        let model_id = Arc::as_ptr(&model) as *const () as usize;
-        let kernel = Smh::new_sharing(model.as_ref(), model_id, opts, sharing)?;
+        let kernel = Smh::new_sharing(&model, opts, sharing)?;
         Ok(Self::from_kernel(kernel, model, warmup))
     }
 

@@ -550,11 +550,8 @@ pub fn build_sg_chain_sharing(
     // matrix-free).
     let dense = d <= DENSE_SETUP_MAX_DIM;
     let mode: Option<ModeResult> = if need_mode {
-        // The shared model's address identifies it among a run's chains.
-        let model_id = Arc::as_ptr(&model) as *const () as usize;
         let (r, searched) = sharing.find_mode(
-            model.as_ref(),
-            model_id,
+            &model,
             &model.initial_point(),
             &ModeOptions {
                 hessian: dense,
