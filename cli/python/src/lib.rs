@@ -280,7 +280,7 @@ fn sample<'py>(
             let (warmup, draws, seed) = (req.warmup, req.draws, req.seed);
             let stream = req.first_chain + c as u64;
             let (stop, done) = (stop.clone(), done.clone());
-            let share = prep.mode_share.clone();
+            let share = prep.setup_share.clone();
             std::thread::Builder::new()
                 .name(format!("tallmc-chain-{c}"))
                 .spawn(move || {

@@ -4,7 +4,7 @@
 //! built by [`registry::build_model`] from the same table and design, chain c is built by
 //! [`registry::build_reported_chain_sharing`] on the stream `chain_rng(seed, c)` (chain 0
 //! first, on the calling thread, so that bad settings are refused before any thread starts;
-//! the others reuse its set-up's mode search), and each chain
+//! the others reuse its set-up's mode search or SMH kernel), and each chain
 //! runs warm-up then sampling as [`tallmc_core::chain::run_chain`] does. So the same seed gives
 //! the same draws as the command line (cli/python/tests/test_cli_parity.py checks it bit for bit).
 //! Unlike `run_chain`, the loop here also reads a stop flag between iterations (Ctrl-C).
@@ -54,8 +54,8 @@ pub struct Prepared {
     pub chain0: Box<dyn Chain>,
     pub rng0: ChainRng,
     pub t_setup0: f64,
-    /// The first chain's mode search, for the others ([`registry::Sharing::Reuse`]).
-    pub mode_share: Arc<registry::ModeShare>,
+    /// What the first chain's set-up kept for the others ([`registry::Sharing::Reuse`]).
+    pub setup_share: Arc<registry::SetupShare>,
     pub param_names: Vec<String>,
     pub extra_names: Vec<&'static str>,
     pub signed: bool,
@@ -218,13 +218,14 @@ pub fn prepare(req: &mut Request) -> Result<Prepared, String> {
         warmup: req.warmup,
         settings: &settings,
     };
-    // The first chain keeps its set-up's mode search for the others (as `tallmc run`).
-    let mut mode_share = registry::ModeShare::default();
+    // The first chain keeps its set-up's deterministic work (a mode search, SMH's kernel) for
+    // the others (as `tallmc run`).
+    let mut setup_share = registry::SetupShare::default();
     let chain0 = registry::build_reported_chain_sharing(
         &config,
         model.clone(),
         &mut rng0,
-        registry::Sharing::Record(&mut mode_share),
+        registry::Sharing::Record(&mut setup_share),
     )
     .map_err(|e| describe(&e, req, Some(&settings)))?;
     let t_setup0 = t_build.elapsed().as_secs_f64();
@@ -259,7 +260,7 @@ pub fn prepare(req: &mut Request) -> Result<Prepared, String> {
         chain0,
         rng0,
         t_setup0,
-        mode_share: Arc::new(mode_share),
+        setup_share: Arc::new(setup_share),
         param_names,
         extra_names,
         signed,
@@ -284,7 +285,7 @@ pub fn run_chain_thread(
     seed: u64,
     stream: u64,
     extras: usize,
-    share: &registry::ModeShare,
+    share: &registry::SetupShare,
     stop: &AtomicBool,
     done: &AtomicU64,
 ) -> Result<ChainResult, String> {

@@ -126,12 +126,14 @@ pub struct Smh {
     chol: Cholesky,
     /// μ̂ = θ̂ + H⁻¹ ∇log π(θ̂): the mean of the Laplace/π̂₂ Gaussian, the pCN centre.
     centre: Vec<f64>,
-    eta_hat: Vec<f64>,
-    f1: Vec<f64>,
-    f2: Vec<f64>,
-    psi: Vec<f64>,
+    // The per-datum arrays behind `Arc`s: the chains of a run that share one kernel
+    // ([`crate::sampler::share::Sharing::smh_kernel`]) hold one copy of them.
+    eta_hat: Arc<[f64]>,
+    f1: Arc<[f64]>,
+    f2: Arc<[f64]>,
+    psi: Arc<[f64]>,
     psi_sum: f64,
-    alias: Option<AliasTable>,
+    alias: Option<Arc<AliasTable>>,
     setup: Cost,
 }
 
@@ -229,23 +231,6 @@ impl Smh {
         Self::validate(model, opts)?;
         let mode = find_mode(model, start, &opts.mode)?;
         Self::from_mode(model, opts, mode)
-    }
-
-    /// As [`Smh::new`], with the mode search shared between a run's chains
-    /// ([`crate::optim::Sharing`]): the same kernel, its set-up cost without the search when
-    /// the search was reused.
-    pub fn new_sharing(
-        model: &alloc::sync::Arc<dyn DataModel>,
-        opts: &SmhOptions,
-        mut sharing: crate::optim::Sharing<'_>,
-    ) -> Result<Self, Error> {
-        Self::validate(model.as_ref(), opts)?;
-        let start = model.initial_point();
-        let (mut mode, searched) = sharing.find_mode(model, &start, &opts.mode)?;
-        if !searched {
-            (mode.lik_evals, mode.grad_evals, mode.hess_evals) = (0, 0, 0);
-        }
-        Self::from_mode(model.as_ref(), opts, mode)
     }
 
     /// Check the options and that `model` is a non-empty GLM with the bounds of order k.
@@ -401,7 +386,7 @@ impl Smh {
             return Err(Error::data("SMH bound Σψ is not finite"));
         }
         let alias = if psi_sum > 0.0 {
-            Some(AliasTable::new(&psi)?)
+            Some(Arc::new(AliasTable::new(&psi)?))
         } else {
             None
         };
@@ -421,10 +406,10 @@ impl Smh {
             hess_post,
             chol,
             centre,
-            eta_hat,
-            f1,
-            f2,
-            psi,
+            eta_hat: eta_hat.into(),
+            f1: f1.into(),
+            f2: f2.into(),
+            psi: psi.into(),
             psi_sum,
             alias,
             setup,
@@ -458,6 +443,12 @@ impl Smh {
     /// Truncation level R.
     pub fn truncation(&self) -> f64 {
         self.truncation
+    }
+    /// The same kernel with a set-up cost of 0 (a copy of a kernel another chain built:
+    /// [`crate::sampler::share::Sharing::smh_kernel`]).
+    pub fn without_setup_cost(mut self) -> Self {
+        self.setup = Cost::default();
+        self
     }
     /// The setup cost (mode finding and the coefficient pass).
     pub fn setup_cost(&self) -> Cost {

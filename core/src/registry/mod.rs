@@ -11,7 +11,7 @@ use crate::settings::Settings;
 pub mod models;
 pub mod samplers;
 
-pub use crate::optim::{ModeShare, Sharing};
+pub use crate::sampler::share::{SetupShare, Sharing};
 pub use crate::schema::{ChainConfig, ModelInfo, ParamKind, ParamSpec, SamplerInfo};
 use alloc::boxed::Box;
 use alloc::sync::Arc;

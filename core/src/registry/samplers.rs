@@ -305,17 +305,17 @@ pub fn build(
     model: Arc<dyn DataModel>,
     rng: &mut ChainRng,
 ) -> Result<Box<dyn Chain>, Error> {
-    build_sharing(config, model, rng, crate::optim::Sharing::Off)
+    build_sharing(config, model, rng, crate::sampler::share::Sharing::Off)
 }
 
 /// [`build`] with the set-up's deterministic mode search shared between a run's chains
-/// ([`crate::optim::Sharing`]; the stochastic-gradient samplers and SMH use it, the others
+/// ([`crate::sampler::share::Sharing`]; the stochastic-gradient samplers and SMH use it, the others
 /// build as [`build`]).
 pub fn build_sharing(
     config: &ChainConfig<'_>,
     model: Arc<dyn DataModel>,
     rng: &mut ChainRng,
-    sharing: crate::optim::Sharing<'_>,
+    sharing: crate::sampler::share::Sharing<'_>,
 ) -> Result<Box<dyn Chain>, Error> {
     let s = config.settings;
     let d = model.dim();

@@ -12,6 +12,7 @@ pub mod pfsgld;
 pub mod pmmh;
 pub mod qnhmc;
 pub mod sgmcmc;
+pub mod share;
 pub mod smh;
 
 pub use adaptive::{AdaptConfig, AdaptiveChain, MetricAdaptation, StanWarmup};

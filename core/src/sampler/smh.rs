@@ -24,14 +24,14 @@ impl Driver<Smh, Arc<dyn DataModel>, NoWarmup> {
     }
 
     /// [`SmhChain::new`] with the mode search shared between a run's chains
-    /// ([`crate::optim::Sharing`]): the same chain.
+    /// ([`crate::sampler::share::Sharing`]): the same chain.
     pub fn new_sharing(
         model: Arc<dyn DataModel>,
         opts: &SmhOptions,
         warmup: usize,
-        sharing: crate::optim::Sharing<'_>,
+        mut sharing: crate::sampler::share::Sharing<'_>,
     ) -> Result<Self, Error> {
-        let kernel = Smh::new_sharing(&model, opts, sharing)?;
+        let kernel = sharing.smh_kernel(&model, opts)?;
         Ok(Self::from_kernel(kernel, model, warmup))
     }
 
@@ -172,15 +172,15 @@ pub fn build_chain(
     config: &ChainConfig<'_>,
     model: Arc<dyn DataModel>,
 ) -> Result<Box<dyn Chain>, Error> {
-    build_chain_sharing(config, model, crate::optim::Sharing::Off)
+    build_chain_sharing(config, model, crate::sampler::share::Sharing::Off)
 }
 
 /// [`build_chain`] with the mode search shared between a run's chains
-/// ([`crate::optim::Sharing`]).
+/// ([`crate::sampler::share::Sharing`]).
 pub fn build_chain_sharing(
     config: &ChainConfig<'_>,
     model: Arc<dyn DataModel>,
-    sharing: crate::optim::Sharing<'_>,
+    sharing: crate::sampler::share::Sharing<'_>,
 ) -> Result<Box<dyn Chain>, Error> {
     let order = match config.sampler {
         "smh-1" => 1,

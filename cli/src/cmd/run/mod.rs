@@ -357,14 +357,14 @@ pub fn run(a: &RunArgs) -> Result<(), CliError> {
         settings: &settings,
     };
     set_setup_message(&spinner, &a.sampler, Some(model.dim()));
-    // Chain 0 keeps its set-up's mode search (deterministic) for the other chains: the same
-    // chains, one search instead of one per chain (counted in chain 0's set-up).
-    let mut mode_share = registry::ModeShare::default();
+    // Chain 0 keeps its set-up's deterministic work (a mode search; SMH's whole kernel) for the
+    // other chains: the same chains, the work done once (counted in chain 0's set-up).
+    let mut setup_share = registry::SetupShare::default();
     let chain0 = registry::build_reported_chain_sharing(
         &config,
         model.clone(),
         &mut rng0,
-        registry::Sharing::Record(&mut mode_share),
+        registry::Sharing::Record(&mut setup_share),
     );
     spinner.finish_and_clear();
     let chain0 = chain0.map_err(|e| ctx.describe(&e))?;
@@ -407,7 +407,7 @@ pub fn run(a: &RunArgs) -> Result<(), CliError> {
     let bar = progress_bar(total_iters);
     let t_run = Instant::now();
     let mut first = Some((chain0, rng0, t_setup0));
-    let mode_share = &mode_share;
+    let setup_share = &setup_share;
     let outputs: Vec<Result<ChainOutput, CliError>> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..a.chains)
             .map(|c| {
@@ -439,7 +439,7 @@ pub fn run(a: &RunArgs) -> Result<(), CliError> {
                                 &config,
                                 model,
                                 &mut rng,
-                                registry::Sharing::Reuse(mode_share),
+                                registry::Sharing::Reuse(setup_share),
                             )
                             .map_err(|e| CliError::input(format!("chain {c}: {e}")))?;
                             (chain, rng, t.elapsed().as_secs_f64())

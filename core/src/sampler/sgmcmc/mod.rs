@@ -101,9 +101,10 @@ use crate::error::Error;
 use crate::math;
 use crate::model::DataModel;
 use crate::optim::{
-    ModeOptions, ModeResult, Sharing, P_MODE_MAX_ITER, P_MODE_MEMORY, P_MODE_METHOD, P_MODE_TOL,
+    ModeOptions, ModeResult, P_MODE_MAX_ITER, P_MODE_MEMORY, P_MODE_METHOD, P_MODE_TOL,
 };
 use crate::rng::{uniform, ChainRng};
+use crate::sampler::share::Sharing;
 use crate::schema::{ChainConfig, ParamKind, ParamSpec, SamplerInfo};
 use alloc::boxed::Box;
 use alloc::sync::Arc;

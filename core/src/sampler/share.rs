@@ -1,0 +1,131 @@
+//! Set-up work a run's chains share: the first chain keeps what its set-up computed
+//! deterministically from the model and the options (a mode search; SMH's whole kernel), the
+//! other chains take it instead of computing it again. Deterministic means the same bits on
+//! any number of threads (`find_mode`'s passes sum fixed chunks in order), so a chain that
+//! reuses is the chain built alone, bit for bit; it counts in its cost only the evaluations it
+//! spent, so the run's total counts the shared work once.
+
+use crate::error::Error;
+use crate::kernel::smh::{Smh, SmhOptions};
+use crate::model::DataModel;
+use crate::optim::{find_mode, ModeOptions, ModeResult};
+use alloc::sync::{Arc, Weak};
+use alloc::vec::Vec;
+
+/// What the first chain of a run kept ([`Sharing::Record`]) for the others
+/// ([`Sharing::Reuse`]). Each entry names its model by a weak reference, so that another model
+/// cannot take its allocation's place while the entry is kept.
+#[derive(Debug, Clone, Default)]
+pub struct SetupShare {
+    mode: Option<SharedMode>,
+    smh: Option<SharedSmh>,
+}
+
+#[derive(Debug, Clone)]
+struct SharedMode {
+    model: Weak<dyn DataModel>,
+    start: Vec<u64>,
+    opts: ModeOptions,
+    result: ModeResult,
+}
+
+#[derive(Debug, Clone)]
+struct SharedSmh {
+    model: Weak<dyn DataModel>,
+    opts: SmhOptions,
+    kernel: Smh,
+}
+
+impl SetupShare {
+    /// Whether a mode search is kept.
+    pub fn has_mode(&self) -> bool {
+        self.mode.is_some()
+    }
+
+    /// Whether an SMH kernel is kept.
+    pub fn has_smh(&self) -> bool {
+        self.smh.is_some()
+    }
+}
+
+/// How a chain's builder treats the deterministic part of its set-up: on its own
+/// ([`Sharing::Off`]); computing it and keeping it for the run's other chains
+/// ([`Sharing::Record`], the first chain); or taking what was kept when the model (the same
+/// `Arc`) and the inputs are the same ([`Sharing::Reuse`], computing it otherwise).
+#[derive(Debug)]
+pub enum Sharing<'a> {
+    /// Compute, keep nothing.
+    Off,
+    /// Compute and keep.
+    Record(&'a mut SetupShare),
+    /// Take what matches (else compute).
+    Reuse(&'a SetupShare),
+}
+
+fn same_model(kept: &Weak<dyn DataModel>, model: &Arc<dyn DataModel>) -> bool {
+    Weak::ptr_eq(kept, &Arc::downgrade(model))
+}
+
+/// Options compared by their printed form: Rust prints every f64 so that it reads back to
+/// the same bits, and NaN (`auto` settings) as `NaN`, which `==` would call different from
+/// itself.
+fn same_options<T: core::fmt::Debug>(a: &T, b: &T) -> bool {
+    alloc::format!("{a:?}") == alloc::format!("{b:?}")
+}
+
+impl Sharing<'_> {
+    /// [`find_mode`] on `model` from `start` with `opts`, or the kept result for the same
+    /// three: the result and whether this call searched (then its evaluations are this
+    /// chain's to count).
+    pub fn find_mode(
+        &mut self,
+        model: &Arc<dyn DataModel>,
+        start: &[f64],
+        opts: &ModeOptions,
+    ) -> Result<(ModeResult, bool), Error> {
+        let bits: Vec<u64> = start.iter().map(|v| v.to_bits()).collect();
+        if let Sharing::Reuse(share) = self {
+            if let Some(e) = &share.mode {
+                if same_model(&e.model, model) && e.start == bits && same_options(&e.opts, opts) {
+                    return Ok((e.result.clone(), false));
+                }
+            }
+        }
+        let r = find_mode(model.as_ref(), start, opts)?;
+        if let Sharing::Record(share) = self {
+            share.mode = Some(SharedMode {
+                model: Arc::downgrade(model),
+                start: bits,
+                opts: *opts,
+                result: r.clone(),
+            });
+        }
+        Ok((r, true))
+    }
+
+    /// [`Smh::new`] for `model` and `opts`, or a copy of the kept kernel for the same two
+    /// (its set-up cost then 0: the copy spent no evaluation); the first chain keeps its
+    /// kernel ([`Sharing::Record`]).
+    pub fn smh_kernel(
+        &mut self,
+        model: &Arc<dyn DataModel>,
+        opts: &SmhOptions,
+    ) -> Result<Smh, Error> {
+        if let Sharing::Reuse(share) = self {
+            if let Some(e) = &share.smh {
+                if same_model(&e.model, model) && same_options(&e.opts, opts) {
+                    return Ok(e.kernel.clone().without_setup_cost());
+                }
+            }
+        }
+        let kernel = Smh::new(model.as_ref(), opts)?;
+        if let Sharing::Record(share) = self {
+            share.smh = Some(SharedSmh {
+                model: Arc::downgrade(model),
+                opts: *opts,
+                kernel: kernel.clone(),
+            });
+        }
+        Ok(kernel)
+    }
+}
