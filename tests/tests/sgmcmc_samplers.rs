@@ -530,10 +530,11 @@ fn automatic_batch_matches_noise_to_curvature() {
     }
 }
 
-/// A run's chains share their set-up's mode search (`tallmc run`: chain 0 records it, the
-/// others reuse it): every chain is the one built on its own, draw for draw, for the
+/// A run's chains share their set-up's deterministic work (`tallmc run`: chain 0 records it,
+/// the others reuse it): every chain is the one built on its own, draw for draw, for the
 /// stochastic-gradient samplers (whose automatic step, control variates and preferential
-/// weights search a mode) and SMH (its Taylor expansions are about the mode); the
+/// weights search a mode: the search is shared) and SMH (the whole kernel is shared: the
+/// reusing chains' set-up costs nothing); the
 /// first counts the search's evaluations and the others only what they spent. A kept search
 /// is not reused for another model (even an equal one, even one built after the first was
 /// dropped) or other mode options.
@@ -584,7 +585,7 @@ fn chains_sharing_the_mode_search_are_the_chains_built_alone() {
             let mut shared = build_chain_sharing(&config, model.clone(), &mut r2, sharing).unwrap();
             assert!(
                 share.has_mode() || share.has_smh(),
-                "{sampler}: chain 0 keeps its search"
+                "{sampler}: chain 0 keeps its set-up"
             );
             assert_eq!(
                 run(&mut alone, &mut r1),
@@ -598,7 +599,16 @@ fn chains_sharing_the_mode_search_are_the_chains_built_alone() {
             shared_costs[0], alone_costs[0],
             "{sampler}: chain 0 counts its search"
         );
+        let smh = sampler.starts_with("smh");
+        assert_eq!(share.has_smh(), smh, "{sampler}: what is kept");
+        assert_eq!(share.has_mode(), !smh, "{sampler}: what is kept");
         for c in 1..3 {
+            if smh {
+                assert_eq!(
+                    shared_costs[c], 0,
+                    "{sampler} chain {c}: a copy of the kernel"
+                );
+            }
             assert!(
                 shared_costs[c] < alone_costs[c] && alone_costs[c] - shared_costs[c] >= 3_000,
                 "{sampler} chain {c}: set-up {} reusing, {} alone (the search is at least a pass)",
@@ -606,7 +616,7 @@ fn chains_sharing_the_mode_search_are_the_chains_built_alone() {
                 alone_costs[c]
             );
         }
-        // Another model (the same data, another Arc) and other mode options search again.
+        // Another model (the same data, another Arc) and other options compute again.
         let other = logistic(3_000, 17);
         let mut r = chain_rng(5, 1);
         let again = build_chain_sharing(&config, other, &mut r, Sharing::Reuse(&share)).unwrap();
@@ -616,7 +626,8 @@ fn chains_sharing_the_mode_search_are_the_chains_built_alone() {
             "{sampler}: another model"
         );
         let mut s2 = Settings::new();
-        s2.insert_pair("mode_tol=1e-6").unwrap();
+        s2.insert_pair(if smh { "proposal=pcn" } else { "mode_tol=1e-6" })
+            .unwrap();
         let config2 = ChainConfig {
             sampler,
             warmup: 10,
@@ -630,32 +641,34 @@ fn chains_sharing_the_mode_search_are_the_chains_built_alone() {
         assert_eq!(
             again.setup_cost().lik_evals,
             alone.setup_cost().lik_evals,
-            "{sampler}: other mode options"
+            "{sampler}: other options"
         );
     }
     // A share outliving its model is not reused by a model built after it (the same data,
-    // possibly where the first one was allocated).
-    let mut share = SetupShare::default();
-    let s = Settings::new();
-    let config = ChainConfig {
-        sampler: "sgld",
-        warmup: 10,
-        settings: &s,
-    };
-    let first = logistic(3_000, 17);
-    let mut r = chain_rng(5, 0);
-    let alone = build_chain(&config, first.clone(), &mut r)
-        .unwrap()
-        .setup_cost()
-        .lik_evals;
-    let mut r = chain_rng(5, 0);
-    drop(build_chain_sharing(&config, first, &mut r, Sharing::Record(&mut share)).unwrap());
-    let second = logistic(3_000, 17);
-    let mut r = chain_rng(5, 0);
-    let again = build_chain_sharing(&config, second, &mut r, Sharing::Reuse(&share)).unwrap();
-    assert_eq!(
-        again.setup_cost().lik_evals,
-        alone,
-        "a model built after the first"
-    );
+    // possibly where the first one was allocated): the mode entry and the SMH entry.
+    for sampler in ["sgld", "smh-2"] {
+        let mut share = SetupShare::default();
+        let s = Settings::new();
+        let config = ChainConfig {
+            sampler,
+            warmup: 10,
+            settings: &s,
+        };
+        let first = logistic(3_000, 17);
+        let mut r = chain_rng(5, 0);
+        let alone = build_chain(&config, first.clone(), &mut r)
+            .unwrap()
+            .setup_cost()
+            .lik_evals;
+        let mut r = chain_rng(5, 0);
+        drop(build_chain_sharing(&config, first, &mut r, Sharing::Record(&mut share)).unwrap());
+        let second = logistic(3_000, 17);
+        let mut r = chain_rng(5, 0);
+        let again = build_chain_sharing(&config, second, &mut r, Sharing::Reuse(&share)).unwrap();
+        assert_eq!(
+            again.setup_cost().lik_evals,
+            alone,
+            "{sampler}: a model built after the first"
+        );
+    }
 }

@@ -89,11 +89,11 @@ pub fn build_chain(
     build_chain_sharing(config, model, rng, Sharing::Off)
 }
 
-/// [`build_chain`] with the set-up's deterministic mode search shared between a run's chains
-/// ([`Sharing`]): the first chain built with `Sharing::Record`, the others with
+/// [`build_chain`] with the set-up's deterministic work shared between a run's chains
+/// ([`Sharing`]: the stochastic-gradient samplers' mode search, SMH's kernel; the other
+/// samplers ignore it): the first chain built with `Sharing::Record`, the others with
 /// `Sharing::Reuse` of what it kept are the chains [`build_chain`] builds, bit for bit, and
-/// only the first counts the search's evaluations (the stochastic-gradient samplers and SMH; the
-/// others ignore it).
+/// only the first counts the shared work's evaluations.
 pub fn build_chain_sharing(
     config: &ChainConfig<'_>,
     model: Arc<dyn DataModel>,
@@ -119,7 +119,7 @@ pub fn build_reported_chain(
     build_reported_chain_sharing(config, model, rng, Sharing::Off)
 }
 
-/// [`build_reported_chain`] with the mode search shared as in [`build_chain_sharing`].
+/// [`build_reported_chain`] with the set-up shared as in [`build_chain_sharing`].
 pub fn build_reported_chain_sharing(
     config: &ChainConfig<'_>,
     model: Arc<dyn DataModel>,

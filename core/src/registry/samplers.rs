@@ -308,9 +308,9 @@ pub fn build(
     build_sharing(config, model, rng, crate::sampler::share::Sharing::Off)
 }
 
-/// [`build`] with the set-up's deterministic mode search shared between a run's chains
-/// ([`crate::sampler::share::Sharing`]; the stochastic-gradient samplers and SMH use it, the others
-/// build as [`build`]).
+/// [`build`] with the set-up's deterministic work shared between a run's chains
+/// ([`crate::sampler::share::Sharing`]: the stochastic-gradient samplers' mode search, SMH's
+/// kernel; the others build as [`build`]).
 pub fn build_sharing(
     config: &ChainConfig<'_>,
     model: Arc<dyn DataModel>,

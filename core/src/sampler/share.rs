@@ -15,10 +15,20 @@ use alloc::vec::Vec;
 /// What the first chain of a run kept ([`Sharing::Record`]) for the others
 /// ([`Sharing::Reuse`]). Each entry names its model by a weak reference, so that another model
 /// cannot take its allocation's place while the entry is kept.
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub struct SetupShare {
     mode: Option<SharedMode>,
     smh: Option<SharedSmh>,
+}
+
+/// What is kept, not the kept values (an SMH kernel holds arrays of n numbers).
+impl core::fmt::Debug for SetupShare {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("SetupShare")
+            .field("mode", &self.has_mode())
+            .field("smh", &self.has_smh())
+            .finish()
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -32,6 +42,7 @@ struct SharedMode {
 #[derive(Debug, Clone)]
 struct SharedSmh {
     model: Weak<dyn DataModel>,
+    start: Vec<u64>,
     opts: SmhOptions,
     kernel: Smh,
 }
@@ -103,17 +114,19 @@ impl Sharing<'_> {
         Ok((r, true))
     }
 
-    /// [`Smh::new`] for `model` and `opts`, or a copy of the kept kernel for the same two
-    /// (its set-up cost then 0: the copy spent no evaluation); the first chain keeps its
-    /// kernel ([`Sharing::Record`]).
+    /// [`Smh::new`] for `model` and `opts`, or a copy of the kept kernel for the same model,
+    /// start ([`DataModel::initial_point`], where `Smh::new` starts its mode search) and
+    /// options (its set-up cost then 0: the copy spent no evaluation); the first chain keeps
+    /// its kernel ([`Sharing::Record`]).
     pub fn smh_kernel(
         &mut self,
         model: &Arc<dyn DataModel>,
         opts: &SmhOptions,
     ) -> Result<Smh, Error> {
+        let start: Vec<u64> = model.initial_point().iter().map(|v| v.to_bits()).collect();
         if let Sharing::Reuse(share) = self {
             if let Some(e) = &share.smh {
-                if same_model(&e.model, model) && same_options(&e.opts, opts) {
+                if same_model(&e.model, model) && e.start == start && same_options(&e.opts, opts) {
                     return Ok(e.kernel.clone().without_setup_cost());
                 }
             }
@@ -122,6 +135,7 @@ impl Sharing<'_> {
         if let Sharing::Record(share) = self {
             share.smh = Some(SharedSmh {
                 model: Arc::downgrade(model),
+                start,
                 opts: *opts,
                 kernel: kernel.clone(),
             });

@@ -23,8 +23,8 @@ impl Driver<Smh, Arc<dyn DataModel>, NoWarmup> {
         Ok(Self::from_kernel(kernel, model, warmup))
     }
 
-    /// [`SmhChain::new`] with the mode search shared between a run's chains
-    /// ([`crate::sampler::share::Sharing`]): the same chain.
+    /// [`SmhChain::new`] with the kernel shared between a run's chains
+    /// ([`crate::sampler::share::Sharing::smh_kernel`]): the same chain.
     pub fn new_sharing(
         model: Arc<dyn DataModel>,
         opts: &SmhOptions,
@@ -175,7 +175,7 @@ pub fn build_chain(
     build_chain_sharing(config, model, crate::sampler::share::Sharing::Off)
 }
 
-/// [`build_chain`] with the mode search shared between a run's chains
+/// [`build_chain`] with the kernel shared between a run's chains
 /// ([`crate::sampler::share::Sharing`]).
 pub fn build_chain_sharing(
     config: &ChainConfig<'_>,
