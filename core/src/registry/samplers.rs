@@ -330,7 +330,7 @@ pub fn build_sharing(
         return crate::sampler::hmcecs::build_chain(config, model, rng, signed);
     }
     if let "smh-1" | "smh-2" = config.sampler {
-        return crate::sampler::smh::build_chain_sharing(config, model, sharing);
+        return crate::sampler::smh::build_chain(config, model, sharing);
     }
     if config.sampler == "mh-minibatch" {
         return crate::sampler::minibatch_mh::build_chain(config, model, rng);
@@ -342,7 +342,7 @@ pub fn build_sharing(
         return crate::sampler::qnhmc::build_chain(config, model, rng);
     }
     if crate::sampler::sgmcmc::is_sg_sampler(config.sampler) {
-        return crate::sampler::sgmcmc::build_chain_sharing(config, model, rng, sharing);
+        return crate::sampler::sgmcmc::build_chain(config, model, rng, sharing);
     }
     let info = match config.sampler {
         "rwmh" | "mala" | "hmc" | "nuts" => super::sampler(config.sampler)?,

@@ -167,17 +167,10 @@ pub fn options_from_settings(s: &Settings, order: usize) -> Result<SmhOptions, E
     })
 }
 
-/// Build an `smh-1` / `smh-2` chain from the registry.
+/// Build an `smh-1` / `smh-2` chain from the registry, the kernel shared between a run's
+/// chains as `sharing` says ([`crate::sampler::share::Sharing`]; `Sharing::Off`: a chain on
+/// its own).
 pub fn build_chain(
-    config: &ChainConfig<'_>,
-    model: Arc<dyn DataModel>,
-) -> Result<Box<dyn Chain>, Error> {
-    build_chain_sharing(config, model, crate::sampler::share::Sharing::Off)
-}
-
-/// [`build_chain`] with the kernel shared between a run's chains
-/// ([`crate::sampler::share::Sharing`]).
-pub fn build_chain_sharing(
     config: &ChainConfig<'_>,
     model: Arc<dyn DataModel>,
     sharing: crate::sampler::share::Sharing<'_>,

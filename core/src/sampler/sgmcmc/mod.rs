@@ -1116,18 +1116,9 @@ pub fn is_sg_sampler(name: &str) -> bool {
     SAMPLERS.iter().any(|s| s.name == name)
 }
 
-/// Build any of this module's chains from the user's settings.
+/// Build any of this module's chains from the user's settings, the set-up's mode search shared
+/// between a run's chains as `sharing` says ([`Sharing`]; `Sharing::Off`: a chain on its own).
 pub fn build_chain(
-    config: &ChainConfig<'_>,
-    model: Arc<dyn DataModel>,
-    rng: &mut ChainRng,
-) -> Result<Box<dyn Chain>, Error> {
-    build_chain_sharing(config, model, rng, Sharing::Off)
-}
-
-/// [`build_chain`] with the set-up's mode search shared between a run's chains
-/// ([`Sharing`]).
-pub fn build_chain_sharing(
     config: &ChainConfig<'_>,
     model: Arc<dyn DataModel>,
     rng: &mut ChainRng,
