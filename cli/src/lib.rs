@@ -9,6 +9,8 @@ pub mod columnar;
 pub mod csvdata;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod csvfile;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod hugepages;
 pub mod messages;
 pub mod npy;
 #[cfg(not(target_arch = "wasm32"))]

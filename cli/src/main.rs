@@ -6,6 +6,11 @@
 
 mod cmd;
 
+/// The system allocator, with large blocks (the data) on transparent huge pages where the
+/// kernel allows: minibatches read rows at random (`tallmc_cli::hugepages`).
+#[global_allocator]
+static ALLOC: tallmc_cli::hugepages::HugePages = tallmc_cli::hugepages::HugePages;
+
 use clap::{Parser, Subcommand};
 use std::io::Write;
 use std::process::ExitCode;

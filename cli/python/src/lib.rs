@@ -23,6 +23,12 @@ use tallmc_core::diag;
 use tallmc_core::registry::{self, ParamKind, ParamSpec};
 use tallmc_core::settings::Settings;
 
+/// The system allocator, with large blocks (the data) on transparent huge pages where the
+/// kernel allows: minibatches read rows at random (`tallmc_cli::hugepages`).
+#[cfg(not(target_arch = "wasm32"))]
+#[global_allocator]
+static ALLOC: tallmc_cli::hugepages::HugePages = tallmc_cli::hugepages::HugePages;
+
 mod run;
 use run::{ChainResult, Request, STAT_NAMES};
 
@@ -214,6 +220,10 @@ fn sample<'py>(
     progress: Option<Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let t0 = Instant::now();
+    // The design on huge pages for the samplers that read rows at random every iteration
+    // (`tallmc_cli::hugepages`), as `tallmc run` does.
+    #[cfg(not(target_arch = "wasm32"))]
+    tallmc_cli::hugepages::set_enabled(tallmc_core::sampler::sgmcmc::is_sg_sampler(&sampler));
     if names.len() != columns.len() {
         return Err(PyValueError::new_err(format!(
             "{} column names for {} columns",
