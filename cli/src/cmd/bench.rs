@@ -230,6 +230,33 @@ pub fn gather(n: usize, d: usize, batch: usize) -> Result<(), CliError> {
         cached += t0.elapsed().as_secs_f64();
     }
     let (mem, cached) = (mem / iters as f64, cached / iters as f64);
+    // The same floor on both cores: 1 000 batches drawn first, then read at once by two
+    // threads, one the first half of every batch, the other the second half (no waiting
+    // between them: a lower bound for an iteration that splits its batch across the cores, as
+    // `tallmc run` does). The one-core read of the same batches alongside.
+    let nb = 1000;
+    let mut batches = Vec::with_capacity(nb * batch);
+    for _ in 0..nb {
+        sampler.sample(&mut rng, &mut idx);
+        batches.extend_from_slice(&idx);
+    }
+    let half = batch / 2;
+    let read_part = |lo: usize, hi: usize| {
+        let mut s = 0.0;
+        for b in batches.chunks_exact(batch) {
+            read(&b[lo..hi], &mut s);
+        }
+        s
+    };
+    let t0 = Instant::now();
+    sink += read_part(0, batch);
+    let one_core = t0.elapsed().as_secs_f64() / nb as f64;
+    let t0 = Instant::now();
+    sink += std::thread::scope(|sc| {
+        let other = sc.spawn(|| read_part(half, batch));
+        read_part(0, half) + other.join().unwrap_or(0.0)
+    });
+    let two_cores = t0.elapsed().as_secs_f64() / nb as f64;
     // The same batches datum by datum (one call per row: the estimator's loop before issue 21).
     let mut g = vec![0.0; dim];
     let t0 = Instant::now();
@@ -298,6 +325,15 @@ pub fn gather(n: usize, d: usize, batch: usize) -> Result<(), CliError> {
         step / cached
     );
     println!("sgld iterations per second: {:.0}", 1.0 / step);
+    println!(
+        "reading 1000 batches' bytes from memory: {:.1} µs per batch on one core, {:.1} µs on \
+         two (each core half of every batch; {} cores here): at most {:.0} batches per second \
+         read, whatever the arithmetic",
+        1e6 * one_core,
+        1e6 * two_cores,
+        std::thread::available_parallelism().map_or(1, |n| n.get()),
+        1.0 / two_cores.min(one_core)
+    );
     Ok(())
 }
 
