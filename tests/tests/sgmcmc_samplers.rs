@@ -542,6 +542,8 @@ fn automatic_batch_matches_noise_to_curvature() {
 fn chains_sharing_the_mode_search_are_the_chains_built_alone() {
     use tallmc_core::registry::{build_chain_sharing, SetupShare, Sharing};
     let model = logistic(3_000, 17);
+    // Per sampler, the evaluations a reusing chain saved.
+    let mut saved = std::collections::BTreeMap::new();
     for sampler in [
         "sgld",
         "sgld-cv",
@@ -602,6 +604,9 @@ fn chains_sharing_the_mode_search_are_the_chains_built_alone() {
         let smh = sampler.starts_with("smh");
         assert_eq!(share.has_smh(), smh, "{sampler}: what is kept");
         assert_eq!(share.has_mode(), !smh, "{sampler}: what is kept");
+        let cv = sampler.contains("-cv");
+        assert_eq!(share.has_cv_centre(), cv, "{sampler}: what is kept");
+        saved.insert(sampler, alone_costs[1] - shared_costs[1]);
         for c in 1..3 {
             if smh {
                 assert_eq!(
@@ -644,9 +649,13 @@ fn chains_sharing_the_mode_search_are_the_chains_built_alone() {
             "{sampler}: other options"
         );
     }
+    // The control-variate samplers' reusing chains also skip the centre's pass (n = 3 000
+    // evaluations, and its n × d stored gradients), beside the search the others skip.
+    assert_eq!(saved["sgld-cv"], saved["sgld"] + 3_000, "{saved:?}");
+    assert_eq!(saved["sgld-cv-ps"], saved["sgld-ps"] + 3_000, "{saved:?}");
     // A share outliving its model is not reused by a model built after it (the same data,
-    // possibly where the first one was allocated): the mode entry and the SMH entry.
-    for sampler in ["sgld", "smh-2"] {
+    // possibly where the first one was allocated): the mode, control-variate and SMH entries.
+    for sampler in ["sgld", "sgld-cv", "smh-2"] {
         let mut share = SetupShare::default();
         let s = Settings::new();
         let config = ChainConfig {

@@ -50,6 +50,7 @@ use crate::math;
 use crate::model::DataModel;
 use crate::rng::Rng;
 use alloc::boxed::Box;
+use alloc::sync::Arc;
 use alloc::vec;
 use alloc::vec::Vec;
 
@@ -85,15 +86,47 @@ pub fn check_batch(n: usize, batch: usize, with_replacement: bool) -> Result<(),
     Ok(())
 }
 
-/// The control-variate centre and what is kept of it.
+/// The control-variate centre and what is kept of it: a deterministic function of the model
+/// and θ̂ (one full pass), so a run's chains share one ([`crate::sampler::share`]).
 #[derive(Debug, Clone)]
-struct Centre {
+pub(crate) struct Centre {
     /// θ̂.
     theta: Vec<f64>,
     /// Σᵢ ∇ℓᵢ(θ̂).
     full: Vec<f64>,
     /// ∇ℓᵢ(θ̂), n × d row-major, when n·d ≤ [`CV_STORE_MAX`].
     grads: Option<Vec<f64>>,
+}
+
+impl Centre {
+    /// The centre θ̂ = `c` of `model`: Σᵢ ∇ℓᵢ(θ̂) (one full pass), with the ∇ℓᵢ(θ̂) kept when
+    /// n·d ≤ [`CV_STORE_MAX`]; its cost. Fails on a centre of the wrong length or a non-finite
+    /// gradient there.
+    pub(crate) fn compute(model: &dyn DataModel, c: &[f64]) -> Result<(Self, Cost), Error> {
+        let (n, d) = (model.n(), model.dim());
+        Error::check_dim("control-variate centre", d, c.len())?;
+        let store = n.checked_mul(d).is_some_and(|nd| nd <= CV_STORE_MAX);
+        let (full, grads) = if store {
+            let g = per_datum_gradients(model, c, None);
+            (sum_rows(&g, d), Some(g))
+        } else {
+            let mut full = vec![0.0; d];
+            model.log_lik_grad_all(c, &mut full);
+            (full, None)
+        };
+        if full.iter().chain(c.iter()).any(|v| !v.is_finite()) {
+            return Err(Error::NonFiniteStart);
+        }
+        let cost = Cost::value_and_grad(n as u64);
+        Ok((
+            Centre {
+                theta: c.to_vec(),
+                full,
+                grads,
+            },
+            cost,
+        ))
+    }
 }
 
 /// How the minibatch is drawn.
@@ -124,7 +157,7 @@ pub struct GradientEstimator {
     n: usize,
     sub: Subsampler,
     /// Control-variate centre; `None` for the naive estimator.
-    centre: Option<Centre>,
+    centre: Option<Arc<Centre>>,
     incomplete: u64,
     idx: Vec<usize>,
     buf: Vec<f64>,
@@ -179,6 +212,42 @@ impl GradientEstimator {
         sub: Subsampler,
         centre: Option<&[f64]>,
     ) -> Result<(Self, Cost), Error> {
+        let (n, d) = Self::check(model, &sub)?;
+        let (centre, cost) = match centre {
+            None => (None, Cost::default()),
+            Some(c) => {
+                let (c, cost) = Centre::compute(model, c)?;
+                (Some(Arc::new(c)), cost)
+            }
+        };
+        Ok((Self::assemble(n, d, sub, centre), cost))
+    }
+
+    /// [`new`](Self::new) with a centre already computed for this model (by another chain's
+    /// estimator, [`centre_kept`](Self::centre_kept)): no pass, the same estimator. Fails as
+    /// `new` on the batch, and on a centre of the wrong shape.
+    pub(crate) fn with_centre(
+        model: &dyn DataModel,
+        sub: Subsampler,
+        centre: Arc<Centre>,
+    ) -> Result<Self, Error> {
+        let (n, d) = Self::check(model, &sub)?;
+        Error::check_dim("control-variate centre", d, centre.theta.len())?;
+        Error::check_dim("control-variate full gradient", d, centre.full.len())?;
+        if let Some(g) = &centre.grads {
+            Error::check_dim("control-variate gradients", n.saturating_mul(d), g.len())?;
+        }
+        Ok(Self::assemble(n, d, sub, Some(centre)))
+    }
+
+    /// The control-variate centre and what was computed there, to give another chain's
+    /// estimator ([`with_centre`](Self::with_centre)); `None` for the naive estimator.
+    pub(crate) fn centre_kept(&self) -> Option<Arc<Centre>> {
+        self.centre.clone()
+    }
+
+    /// The data count and dimension, after checking the model and the batch.
+    fn check(model: &dyn DataModel, sub: &Subsampler) -> Result<(usize, usize), Error> {
         let d = model.dim();
         let n = model.n();
         if n == 0 || d == 0 {
@@ -186,7 +255,7 @@ impl GradientEstimator {
                 "a gradient estimator needs at least one datum and one parameter",
             ));
         }
-        match &sub {
+        match sub {
             Subsampler::Uniform(s) if s.n() != n => {
                 return Err(Error::Dimension {
                     what: "index sampler population",
@@ -208,46 +277,21 @@ impl GradientEstimator {
             }
             _ => {}
         }
-        let mut cost = Cost::default();
-        let centre = match centre {
-            None => None,
-            Some(c) => {
-                Error::check_dim("control-variate centre", d, c.len())?;
-                let store = n.checked_mul(d).is_some_and(|nd| nd <= CV_STORE_MAX);
-                let (full, grads) = if store {
-                    let g = per_datum_gradients(model, c, None);
-                    (sum_rows(&g, d), Some(g))
-                } else {
-                    let mut full = vec![0.0; d];
-                    model.log_lik_grad_all(c, &mut full);
-                    (full, None)
-                };
-                if full.iter().chain(c.iter()).any(|v| !v.is_finite()) {
-                    return Err(Error::NonFiniteStart);
-                }
-                cost.lik_evals += n as u64;
-                cost.grad_evals += n as u64;
-                Some(Centre {
-                    theta: c.to_vec(),
-                    full,
-                    grads,
-                })
-            }
-        };
-        Ok((
-            GradientEstimator {
-                n,
-                sub,
-                centre,
-                incomplete: 0,
-                idx: Vec::new(),
-                buf: vec![0.0; d],
-                buf_centre: vec![0.0; d],
-                tmp: vec![0.0; d],
-                parts: Vec::new(),
-            },
-            cost,
-        ))
+        Ok((n, d))
+    }
+
+    fn assemble(n: usize, d: usize, sub: Subsampler, centre: Option<Arc<Centre>>) -> Self {
+        GradientEstimator {
+            n,
+            sub,
+            centre,
+            incomplete: 0,
+            idx: Vec::new(),
+            buf: vec![0.0; d],
+            buf_centre: vec![0.0; d],
+            tmp: vec![0.0; d],
+            parts: Vec::new(),
+        }
     }
 
     /// The naive estimator ∇ log p(θ) + (n/m) Σ_{i∈S} ∇ℓᵢ(θ) for a model of dimension `d`
@@ -325,7 +369,7 @@ impl GradientEstimator {
     /// Per-datum gradient evaluations per batch item: 1 for the naive estimator and for the
     /// control variate with stored ∇ℓᵢ(θ̂), 2 when n·d > [`CV_STORE_MAX`] (recomputed).
     pub fn evals_per_draw(&self) -> u64 {
-        match &self.centre {
+        match self.centre.as_deref() {
             Some(Centre { grads: None, .. }) => 2,
             _ => 1,
         }
@@ -336,7 +380,14 @@ impl GradientEstimator {
     /// naive estimator.
     pub fn drop_centre_gradients(&mut self) {
         if let Some(c) = &mut self.centre {
-            c.grads = None;
+            if c.grads.is_some() {
+                // A centre of its own without them (another chain may hold the same one).
+                *c = Arc::new(Centre {
+                    theta: c.theta.clone(),
+                    full: c.full.clone(),
+                    grads: None,
+                });
+            }
         }
     }
 

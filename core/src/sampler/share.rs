@@ -1,11 +1,15 @@
 //! Set-up work a run's chains share: the first chain keeps what its set-up computed
-//! deterministically from the model and the options (a mode search; SMH's whole kernel), the
+//! deterministically from the model and the options (a mode search; a control variate's
+//! centre, with its per-datum gradients where stored; SMH's whole kernel), the
 //! other chains take it instead of computing it again. Deterministic means the same bits on
 //! any number of threads (`find_mode`'s passes sum fixed chunks in order), so a chain that
 //! reuses is the chain built alone, bit for bit; it counts in its cost only the evaluations it
 //! spent, so the run's total counts the shared work once.
 
+use crate::cost::Cost;
 use crate::error::Error;
+use crate::estimator::gradient::Centre;
+use crate::estimator::{GradientEstimator, Subsampler};
 use crate::kernel::smh::{Smh, SmhOptions};
 use crate::model::DataModel;
 use crate::optim::{find_mode, ModeOptions, ModeResult};
@@ -19,6 +23,7 @@ use alloc::vec::Vec;
 pub struct SetupShare {
     mode: Option<SharedMode>,
     smh: Option<SharedSmh>,
+    cv: Option<SharedCentre>,
 }
 
 /// What is kept, not the kept values (an SMH kernel holds arrays of n numbers).
@@ -27,6 +32,7 @@ impl core::fmt::Debug for SetupShare {
         f.debug_struct("SetupShare")
             .field("mode", &self.has_mode())
             .field("smh", &self.has_smh())
+            .field("cv", &self.has_cv_centre())
             .finish()
     }
 }
@@ -47,6 +53,13 @@ struct SharedSmh {
     kernel: Smh,
 }
 
+#[derive(Debug, Clone)]
+struct SharedCentre {
+    model: Weak<dyn DataModel>,
+    at: Vec<u64>,
+    centre: Arc<Centre>,
+}
+
 impl SetupShare {
     /// Whether a mode search is kept.
     pub fn has_mode(&self) -> bool {
@@ -56,6 +69,12 @@ impl SetupShare {
     /// Whether an SMH kernel is kept.
     pub fn has_smh(&self) -> bool {
         self.smh.is_some()
+    }
+
+    /// Whether a control-variate centre (its full-data gradient, and the per-datum gradients
+    /// where they are stored) is kept.
+    pub fn has_cv_centre(&self) -> bool {
+        self.cv.is_some()
     }
 }
 
@@ -112,6 +131,42 @@ impl Sharing<'_> {
             });
         }
         Ok((r, true))
+    }
+
+    /// [`GradientEstimator::new`] for `model`, `sub` and the control-variate `centre`, or the
+    /// same estimator on the centre kept for the same model and θ̂ (its pass, and its n × d
+    /// per-datum gradients where stored, then not repeated: cost 0). The first chain keeps its
+    /// centre ([`Sharing::Record`]). Without a centre, always `new` (nothing to share).
+    pub fn gradient_estimator(
+        &mut self,
+        model: &Arc<dyn DataModel>,
+        sub: Subsampler,
+        centre: Option<&[f64]>,
+    ) -> Result<(GradientEstimator, Cost), Error> {
+        let Some(c) = centre else {
+            return GradientEstimator::new(model.as_ref(), sub, None);
+        };
+        let at: Vec<u64> = c.iter().map(|v| v.to_bits()).collect();
+        if let Sharing::Reuse(share) = self {
+            if let Some(e) = &share.cv {
+                if same_model(&e.model, model) && e.at == at {
+                    let est =
+                        GradientEstimator::with_centre(model.as_ref(), sub, e.centre.clone())?;
+                    return Ok((est, Cost::default()));
+                }
+            }
+        }
+        let (est, cost) = GradientEstimator::new(model.as_ref(), sub, Some(c))?;
+        if let Sharing::Record(share) = self {
+            if let Some(kept) = est.centre_kept() {
+                share.cv = Some(SharedCentre {
+                    model: Arc::downgrade(model),
+                    at,
+                    centre: kept,
+                });
+            }
+        }
+        Ok((est, cost))
     }
 
     /// [`Smh::new`] for `model` and `opts`, or a copy of the kept kernel for the same model,

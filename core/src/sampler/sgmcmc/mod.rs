@@ -709,7 +709,7 @@ pub fn build_sg_chain_sharing(
     } else {
         None
     };
-    let (mut est, c) = GradientEstimator::new(model.as_ref(), sub, centre)?;
+    let (mut est, c) = sharing.gradient_estimator(&model, sub, centre)?;
     add_cost(&mut setup, c);
     let friction = match opts.dynamics {
         Dynamics::Langevin => 1.0,
