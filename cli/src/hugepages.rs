@@ -10,7 +10,8 @@
 //!
 //! The advice is off until [`set_enabled`] turns it on: the front ends turn it on for the
 //! samplers whose every iteration reads rows drawn at random (the stochastic-gradient family,
-//! [`tallmc_core::sampler::sgmcmc::is_sg_sampler`]). Elsewhere it bought nothing measurable
+//! [`tallmc_core::sampler::sgmcmc::is_sg_sampler`]; [`wanted_for`], which the environment's
+//! `TALLMC_HUGE_PAGES=0` or `1` overrides). Elsewhere it bought nothing measurable
 //! in the chains (HMC-ECS gathers a subsample once per update, SMH and the minibatch tests read
 //! few rows; NUTS's passes stream the table: 2–3 %), while on this host (a VM) a huge page
 //! taken from memory the guest had not used for a while sometimes cost far more to clear on
@@ -35,6 +36,17 @@ static ENABLED: AtomicBool = AtomicBool::new(false);
 /// already allocated keep what they were given.
 pub fn set_enabled(on: bool) {
     ENABLED.store(on, Ordering::Relaxed);
+}
+
+/// The advice for a run of `sampler`: on for the samplers that read rows at random every
+/// iteration ([`tallmc_core::sampler::sgmcmc::is_sg_sampler`]), unless the environment's
+/// `TALLMC_HUGE_PAGES` says `0` (never) or `1` (always).
+pub fn wanted_for(sampler: &str) -> bool {
+    match std::env::var("TALLMC_HUGE_PAGES").as_deref() {
+        Ok("0") => false,
+        Ok("1") => true,
+        _ => tallmc_core::sampler::sgmcmc::is_sg_sampler(sampler),
+    }
 }
 
 /// Whether blocks allocated now are advised.

@@ -223,7 +223,7 @@ fn sample<'py>(
     // The design on huge pages for the samplers that read rows at random every iteration
     // (`tallmc_cli::hugepages`), as `tallmc run` does.
     #[cfg(not(target_arch = "wasm32"))]
-    tallmc_cli::hugepages::set_enabled(tallmc_core::sampler::sgmcmc::is_sg_sampler(&sampler));
+    tallmc_cli::hugepages::set_enabled(tallmc_cli::hugepages::wanted_for(&sampler));
     if names.len() != columns.len() {
         return Err(PyValueError::new_err(format!(
             "{} column names for {} columns",

@@ -130,7 +130,7 @@ pub fn run(a: &RunArgs) -> Result<(), CliError> {
     let t0 = Instant::now();
     // The data on huge pages for the samplers that read rows at random every iteration
     // (`tallmc_cli::hugepages`: SGLD's iteration 110 → 86 µs on the peers' table).
-    tallmc_cli::hugepages::set_enabled(tallmc_core::sampler::sgmcmc::is_sg_sampler(&a.sampler));
+    tallmc_cli::hugepages::set_enabled(tallmc_cli::hugepages::wanted_for(&a.sampler));
     let settings = settings_from(&a.set)?;
     if a.chains == 0 || a.chains > MAX_CHAINS {
         return Err(CliError::input(format!(
