@@ -852,6 +852,46 @@ fn large_plain_csv_goes_straight_into_the_design() {
 /// (`--chains 1 --seed S` gives chain 0's; the core test
 /// `sgmcmc_samplers::chains_sharing_the_mode_search_are_the_chains_built_alone` checks every
 /// chain).
+/// The stochastic-gradient samplers ask for huge pages (run.json `data.huge_pages`), the
+/// others do not, and `TALLMC_HUGE_PAGES=0`/`1` overrides either way; the draws are the same.
+#[test]
+fn huge_pages_for_the_sg_samplers_and_the_same_draws() {
+    let dir = TempDir::new("huge-pages");
+    let data = simulate_logistic(&dir);
+    let run = |sampler: &str, env: Option<&str>, out: &str| -> (bool, String) {
+        let mut cmd = std::process::Command::new(common::BIN);
+        cmd.args(sampler_args(&data, out, sampler, "2", &["--no-ksd"]));
+        match env {
+            Some(v) => cmd.env("TALLMC_HUGE_PAGES", v),
+            None => cmd.env_remove("TALLMC_HUGE_PAGES"),
+        };
+        let o = cmd.output().expect("the tallmc binary runs");
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "stderr: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let doc: serde_json::Value =
+            serde_json::from_str(&read(&Path::new(out).join("run.json"))).unwrap();
+        let huge = doc["data"]["huge_pages"]
+            .as_bool()
+            .expect("data.huge_pages");
+        (huge, read(&Path::new(out).join("draws.csv")))
+    };
+    for (sampler, default) in [("sgld", true), ("sgld-cv", true), ("nuts", false)] {
+        let (a, b, c) = (dir.join("a"), dir.join("b"), dir.join("c"));
+        let (huge, draws) = run(sampler, None, &a);
+        assert_eq!(huge, default, "{sampler}");
+        let (huge, off) = run(sampler, Some("0"), &b);
+        assert!(!huge, "{sampler} with TALLMC_HUGE_PAGES=0");
+        let (huge, on) = run(sampler, Some("1"), &c);
+        assert!(huge, "{sampler} with TALLMC_HUGE_PAGES=1");
+        assert_eq!(draws, off, "{sampler}: the draws without huge pages");
+        assert_eq!(draws, on, "{sampler}: the draws with them");
+    }
+}
+
 #[test]
 fn sg_chains_share_one_mode_search() {
     let dir = TempDir::new("sg-share");
