@@ -203,9 +203,10 @@ def test_the_gil_is_released_while_chains_run(logistic):
     assert seen[2] >= 20, seen
 
 
-# sgld and smh-1: chains 1 and 2 of one call reuse chain 0's mode search or SMH kernel (the
-# same draws as chains built alone, each computing its own).
-@pytest.mark.parametrize("sampler", ["nuts", "sgld", "smh-1"])
+# sgld, sgld-cv and smh-1: chains 1 and 2 of one call reuse chain 0's mode search (and
+# control-variate centre) or SMH kernel (the same draws as chains built alone, each computing
+# its own).
+@pytest.mark.parametrize("sampler", ["nuts", "sgld", "sgld-cv", "smh-1"])
 def test_chains_split_over_calls_with_first_chain(logistic, sampler):
     import arviz as az
 
