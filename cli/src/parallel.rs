@@ -270,6 +270,45 @@ impl Drop for Pool {
     }
 }
 
+/// A [`ParallelFor`] whose executor can be replaced between calls: the front ends give the
+/// model one over every core for the model's build and chain 0's set-up (nothing else runs
+/// then), and replace it by the cores the chains leave ([`pass_threads`]) before the chains
+/// start. Each call runs on the executor it finds; the results never depend on which.
+pub struct Switchable {
+    inner: std::sync::RwLock<std::sync::Arc<dyn ParallelFor>>,
+}
+
+impl Switchable {
+    /// Starting with `p`.
+    pub fn new(p: std::sync::Arc<dyn ParallelFor>) -> Self {
+        Switchable {
+            inner: std::sync::RwLock::new(p),
+        }
+    }
+
+    /// Calls from now on run on `p` (a call under way finishes on the executor it started on;
+    /// the old executor is dropped after its last call).
+    pub fn set(&self, p: std::sync::Arc<dyn ParallelFor>) {
+        *self.inner.write().unwrap_or_else(|e| e.into_inner()) = p;
+    }
+
+    fn current(&self) -> std::sync::Arc<dyn ParallelFor> {
+        self.inner.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+}
+
+impl ParallelFor for Switchable {
+    fn for_each(&self, jobs: usize, f: &(dyn Fn(usize) + Sync)) {
+        self.current().for_each(jobs, f)
+    }
+    fn threads(&self) -> usize {
+        self.current().threads()
+    }
+    fn for_each_piece(&self, data: &mut [f64], len: usize, f: &(dyn Fn(usize, &mut [f64]) + Sync)) {
+        self.current().for_each_piece(data, len, f)
+    }
+}
+
 /// Threads per full-data pass when `chains` chains run at once, one thread each: the cores left
 /// over (`TALLMC_PASS_THREADS` overrides; 1 = no splitting). Used by `tallmc run` and the Python
 /// package; the draws do not depend on it.
@@ -282,4 +321,36 @@ pub fn pass_threads(chains: usize) -> usize {
     }
     let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
     (cores / chains.max(1)).max(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    /// Every job runs once on the executor of the moment; `threads` reports it; a replaced
+    /// pool's helpers end (its drop joins them) while the new one serves.
+    #[test]
+    fn a_switchable_runs_every_job_on_the_executor_it_holds() {
+        let s = Switchable::new(Arc::new(Pool::new(3)));
+        let run = |s: &Switchable| {
+            let hits: Vec<AtomicUsize> = (0..100).map(|_| AtomicUsize::new(0)).collect();
+            s.for_each(100, &|k| {
+                hits[k].fetch_add(1, Ordering::Relaxed);
+            });
+            hits.iter().all(|h| h.load(Ordering::Relaxed) == 1)
+        };
+        assert_eq!(s.threads(), 3);
+        assert!(run(&s));
+        s.set(Arc::new(Pool::new(1)));
+        assert_eq!(s.threads(), 1);
+        assert!(run(&s));
+        s.set(Arc::new(Threads::new(2)));
+        assert_eq!(s.threads(), 2);
+        let mut data = vec![0.0; 10];
+        s.for_each_piece(&mut data, 3, &|k, piece| {
+            piece.iter_mut().for_each(|v| *v = k as f64);
+        });
+        assert_eq!(data, [0.0, 0.0, 0.0, 1.0, 1.0, 1.0, 2.0, 2.0, 2.0, 3.0]);
+    }
 }

@@ -194,22 +194,17 @@ pub fn prepare(req: &mut Request) -> Result<Prepared, String> {
         standardize: req.standardize,
     };
     let t_model = Instant::now();
-    // Every core during the build (the whitening's passes), then the cores the chains leave.
-    let build_threads = tallmc_cli::parallel::Pool::new(tallmc_cli::parallel::pass_threads(1));
-    let mut model = registry::build_model_on(
-        &req.model,
-        &table,
-        &spec,
-        &settings,
-        Arc::new(build_threads),
-    )
-    .map_err(|e| describe(&e, req, Some(&settings)))?;
+    // Every core during the build (the whitening's passes) and chain 0's set-up, then the
+    // cores the chains leave (as `tallmc run`).
+    let cores = tallmc_cli::parallel::pass_threads(1);
+    let pool = Arc::new(tallmc_cli::parallel::Switchable::new(Arc::new(
+        tallmc_cli::parallel::Pool::new(cores),
+    )));
+    let model = registry::build_model_on(&req.model, &table, &spec, &settings, pool.clone())
+        .map_err(|e| describe(&e, req, Some(&settings)))?;
     let model_seconds = t_model.elapsed().as_secs_f64();
     drop(table);
     let threads = tallmc_cli::parallel::pass_threads(req.chains);
-    if let Some(m) = Arc::get_mut(&mut model) {
-        m.set_parallel(Arc::new(tallmc_cli::parallel::Pool::new(threads)));
-    }
     let n = model.n();
     let t_build = Instant::now();
     let mut rng0 = chain_rng(req.seed, req.first_chain);
@@ -229,6 +224,9 @@ pub fn prepare(req: &mut Request) -> Result<Prepared, String> {
     )
     .map_err(|e| describe(&e, req, Some(&settings)))?;
     let t_setup0 = t_build.elapsed().as_secs_f64();
+    if threads != cores {
+        pool.set(Arc::new(tallmc_cli::parallel::Pool::new(threads)));
+    }
     settings
         .check_all_used()
         .map_err(|e| describe(&e, req, Some(&settings)))?;

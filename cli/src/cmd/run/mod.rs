@@ -325,25 +325,29 @@ pub fn run(a: &RunArgs) -> Result<(), CliError> {
         Data::Table(_) => "table",
         Data::Design { .. } => "design",
     };
-    let pool = std::sync::Arc::new(tallmc_cli::parallel::Pool::new(cores));
+    let pool = std::sync::Arc::new(tallmc_cli::parallel::Switchable::new(std::sync::Arc::new(
+        tallmc_cli::parallel::Pool::new(cores),
+    )));
     let model = match data {
-        Data::Table(table) => registry::build_model_on(&a.model, &table, &spec, &settings, pool),
-        Data::Design { design, .. } => {
-            registry::build_model_from_design_on(&a.model, design, &spec.response, &settings, pool)
+        Data::Table(table) => {
+            registry::build_model_on(&a.model, &table, &spec, &settings, pool.clone())
         }
+        Data::Design { design, .. } => registry::build_model_from_design_on(
+            &a.model,
+            design,
+            &spec.response,
+            &settings,
+            pool.clone(),
+        ),
     };
     if model.is_err() {
         spinner.finish_and_clear();
     }
-    let mut model = model.map_err(|e| ctx.describe(&e))?;
+    let model = model.map_err(|e| ctx.describe(&e))?;
     let model_seconds = t_model.elapsed().as_secs_f64();
-    // Cores beyond one per chain split each full-data pass (bit-identical results).
+    // Cores beyond one per chain split each full-data pass once the chains run (below; chain
+    // 0's set-up still has every core). Bit-identical results either way.
     let pass_threads = tallmc_cli::parallel::pass_threads(a.chains);
-    if let Some(m) = std::sync::Arc::get_mut(&mut model) {
-        m.set_parallel(std::sync::Arc::new(tallmc_cli::parallel::Pool::new(
-            pass_threads,
-        )));
-    }
     let n = model.n();
     if let Some(info) = model.reparam_info() {
         if info.kind == "failed" {
@@ -372,6 +376,12 @@ pub fn run(a: &RunArgs) -> Result<(), CliError> {
     spinner.finish_and_clear();
     let chain0 = chain0.map_err(|e| ctx.describe(&e))?;
     let t_setup0 = t_build.elapsed().as_secs_f64();
+    // From here the chains run at once: each pass gets the cores they leave.
+    if pass_threads != cores {
+        pool.set(std::sync::Arc::new(tallmc_cli::parallel::Pool::new(
+            pass_threads,
+        )));
+    }
     settings.check_all_used().map_err(|e| ctx.describe(&e))?;
     let param_names = chain0.param_names();
     let extra_names: Vec<&'static str> = chain0.extra_names().into_iter().take(4).collect();
