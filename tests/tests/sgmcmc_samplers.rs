@@ -681,3 +681,75 @@ fn chains_sharing_the_mode_search_are_the_chains_built_alone() {
         );
     }
 }
+
+/// HMC-ECS's chains share the control variates at their centre when it is the same: on a
+/// whitened model (every chain starts at the whitening's mode, z = 0) chains 1 and 2 copy chain
+/// 0's and skip its full pass, each the chain built alone bit for bit; on a model left
+/// unwhitened each chain's centre is the mode of its own random subset, so each computes its
+/// own.
+#[test]
+fn hmc_ecs_chains_share_their_control_variates_at_one_centre() {
+    use tallmc_core::registry::{build_chain_sharing, SetupShare, Sharing};
+    let n = 3_000;
+    let plain = logistic(n, 17);
+    let whitened: Arc<dyn DataModel> = {
+        let mut rng = chain_rng(17, 0);
+        let mut design = gaussian_design(n, 3, &mut rng);
+        let beta = [0.3, 1.0, -0.7];
+        for i in 0..n {
+            let p = 1.0 / (1.0 + (-linear_predictor(&design, &beta, i)).exp());
+            design.y[i] = if dist::bernoulli(&mut rng, p) {
+                1.0
+            } else {
+                0.0
+            };
+        }
+        Arc::new(Glm::new(design, Logistic, Prior::Normal { scale: 10.0 }).whiten())
+    };
+    for (model, shared_centre) in [(whitened, true), (plain, false)] {
+        for sampler in ["hmc-ecs", "hmc-ecs-signed"] {
+            let mut s = Settings::new();
+            s.insert_pair("m=200").unwrap();
+            let config = ChainConfig {
+                sampler,
+                warmup: 20,
+                settings: &s,
+            };
+            let mut share = SetupShare::default();
+            for c in 0..3u64 {
+                let mut r1 = chain_rng(5, c);
+                let mut alone = build_chain(&config, model.clone(), &mut r1).unwrap();
+                let mut r2 = chain_rng(5, c);
+                let sharing = if c == 0 {
+                    Sharing::Record(&mut share)
+                } else {
+                    Sharing::Reuse(&share)
+                };
+                let mut shared =
+                    build_chain_sharing(&config, model.clone(), &mut r2, sharing).unwrap();
+                let saved = alone.setup_cost().lik_evals - shared.setup_cost().lik_evals;
+                let expect = if c > 0 && shared_centre { n as u64 } else { 0 };
+                assert_eq!(
+                    saved, expect,
+                    "{sampler} chain {c}, whitened {shared_centre}"
+                );
+                let bits = |ch: &dyn Chain| -> Vec<u64> {
+                    ch.position().iter().map(|v| v.to_bits()).collect()
+                };
+                for _ in 0..40 {
+                    alone.step(&mut r1);
+                    shared.step(&mut r2);
+                    assert_eq!(
+                        bits(alone.as_ref()),
+                        bits(shared.as_ref()),
+                        "{sampler} chain {c}"
+                    );
+                }
+            }
+            assert!(
+                share.has_control_variates(),
+                "{sampler}: chain 0 keeps its own"
+            );
+        }
+    }
+}

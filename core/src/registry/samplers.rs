@@ -327,7 +327,7 @@ pub fn build_sharing(
     }
     if let "hmc-ecs" | "hmc-ecs-signed" = config.sampler {
         let signed = config.sampler == "hmc-ecs-signed";
-        return crate::sampler::hmcecs::build_chain(config, model, rng, signed);
+        return crate::sampler::hmcecs::build_chain(config, model, rng, signed, sharing);
     }
     if let "smh-1" | "smh-2" = config.sampler {
         return crate::sampler::smh::build_chain(config, model, sharing);

@@ -51,6 +51,7 @@ use crate::math;
 use crate::model::DataModel;
 use crate::optim::{ModeOptions, P_MODE_MAX_ITER, P_MODE_MEMORY, P_MODE_METHOD, P_MODE_TOL};
 use crate::rng::{uniform_index, ChainRng};
+use crate::sampler::share::Sharing;
 use crate::schema::{ChainConfig, ParamKind, ParamSpec, SamplerInfo};
 use crate::settings::Settings;
 use alloc::boxed::Box;
@@ -538,6 +539,19 @@ impl Driver<HmcEcs, Arc<dyn DataModel>, EcsWarmup> {
         warmup: usize,
         rng: &mut ChainRng,
     ) -> Result<Self, Error> {
+        Self::new_sharing(model, cfg, warmup, rng, Sharing::Off)
+    }
+
+    /// [`new`](Self::new), the control variates at the centre shared between a run's chains
+    /// as `sharing` says ([`Sharing::control_variates`]: on a whitened model every chain's
+    /// centre is its start, so one full pass serves them all). The same chain either way.
+    pub fn new_sharing(
+        model: Arc<dyn DataModel>,
+        cfg: EcsConfig,
+        warmup: usize,
+        rng: &mut ChainRng,
+        mut sharing: Sharing<'_>,
+    ) -> Result<Self, Error> {
         let d = model.dim();
         let n = model.n();
         if d == 0 || n == 0 {
@@ -577,9 +591,11 @@ impl Driver<HmcEcs, Arc<dyn DataModel>, EcsWarmup> {
             }
         };
         // 2. control variates and the full-data metric at θ*
-        let cv = ControlVariates::new(&*model, &centre, cfg.order)?;
-        setup.lik_evals += cv.full_pass_cost();
-        setup.grad_evals += cv.full_pass_cost();
+        let (cv, computed) = sharing.control_variates(&model, &centre, cfg.order)?;
+        if computed {
+            setup.lik_evals += cv.full_pass_cost();
+            setup.grad_evals += cv.full_pass_cost();
+        }
         let metric = metric_at(&*model, &cv, &sub_prec);
         // 3. m from Laplace draws around θ*
         let reps = laplace_draws(&metric, &centre, rng);
@@ -959,6 +975,7 @@ pub fn build_chain(
     model: Arc<dyn DataModel>,
     rng: &mut ChainRng,
     signed: bool,
+    sharing: Sharing<'_>,
 ) -> Result<Box<dyn Chain>, Error> {
     let cfg = EcsConfig::from_settings(config.settings, signed)?;
     config.settings.check_all_used()?;
@@ -975,7 +992,13 @@ pub fn build_chain(
             alloc::format!("{m} is more than the {n} rows of the data (m ≤ n)"),
         ));
     }
-    Ok(Box::new(EcsChain::new(model, cfg, config.warmup, rng)?))
+    Ok(Box::new(EcsChain::new_sharing(
+        model,
+        cfg,
+        config.warmup,
+        rng,
+        sharing,
+    )?))
 }
 
 #[cfg(test)]

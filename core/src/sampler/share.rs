@@ -1,6 +1,7 @@
 //! Set-up work a run's chains share: the first chain keeps what its set-up computed
 //! deterministically from the model and the options (a mode search; a control variate's
-//! centre, with its per-datum gradients where stored; SMH's whole kernel), the
+//! centre, with its per-datum gradients where stored; HMC-ECS's Taylor control variates at
+//! its centre; SMH's whole kernel), the
 //! other chains take it instead of computing it again. Deterministic means the same bits on
 //! any number of threads (`find_mode`'s passes sum fixed chunks in order), so a chain that
 //! reuses is the chain built alone, bit for bit; it counts in its cost only the evaluations it
@@ -9,7 +10,7 @@
 use crate::cost::Cost;
 use crate::error::Error;
 use crate::estimator::gradient::Centre;
-use crate::estimator::{GradientEstimator, Subsampler};
+use crate::estimator::{ControlVariates, GradientEstimator, Subsampler};
 use crate::kernel::smh::{Smh, SmhOptions};
 use crate::model::DataModel;
 use crate::optim::{find_mode, ModeOptions, ModeResult};
@@ -24,6 +25,7 @@ pub struct SetupShare {
     mode: Option<SharedMode>,
     smh: Option<SharedSmh>,
     cv: Option<SharedCentre>,
+    taylor: Option<SharedTaylor>,
 }
 
 /// What is kept, not the kept values (an SMH kernel holds arrays of n numbers).
@@ -33,6 +35,7 @@ impl core::fmt::Debug for SetupShare {
             .field("mode", &self.has_mode())
             .field("smh", &self.has_smh())
             .field("cv", &self.has_cv_centre())
+            .field("taylor", &self.has_control_variates())
             .finish()
     }
 }
@@ -60,6 +63,14 @@ struct SharedCentre {
     centre: Arc<Centre>,
 }
 
+#[derive(Debug, Clone)]
+struct SharedTaylor {
+    model: Weak<dyn DataModel>,
+    at: Vec<u64>,
+    order: usize,
+    cv: ControlVariates,
+}
+
 impl SetupShare {
     /// Whether a mode search is kept.
     pub fn has_mode(&self) -> bool {
@@ -75,6 +86,11 @@ impl SetupShare {
     /// where they are stored) is kept.
     pub fn has_cv_centre(&self) -> bool {
         self.cv.is_some()
+    }
+
+    /// Whether Taylor control variates (HMC-ECS's) are kept.
+    pub fn has_control_variates(&self) -> bool {
+        self.taylor.is_some()
     }
 }
 
@@ -167,6 +183,36 @@ impl Sharing<'_> {
             }
         }
         Ok((est, cost))
+    }
+
+    /// [`ControlVariates::new`] for `model` at `centre` of `order`, or a copy of those kept for
+    /// the same three: the control variates and whether this call computed them (then their
+    /// full pass is this chain's to count). The first chain keeps its own
+    /// ([`Sharing::Record`]).
+    pub fn control_variates(
+        &mut self,
+        model: &Arc<dyn DataModel>,
+        centre: &[f64],
+        order: usize,
+    ) -> Result<(ControlVariates, bool), Error> {
+        let at: Vec<u64> = centre.iter().map(|v| v.to_bits()).collect();
+        if let Sharing::Reuse(share) = self {
+            if let Some(e) = &share.taylor {
+                if same_model(&e.model, model) && e.at == at && e.order == order {
+                    return Ok((e.cv.clone(), false));
+                }
+            }
+        }
+        let cv = ControlVariates::new(model.as_ref(), centre, order)?;
+        if let Sharing::Record(share) = self {
+            share.taylor = Some(SharedTaylor {
+                model: Arc::downgrade(model),
+                at,
+                order,
+                cv: cv.clone(),
+            });
+        }
+        Ok((cv, true))
     }
 
     /// [`Smh::new`] for `model` and `opts`, or a copy of the kept kernel for the same model,
