@@ -17,6 +17,7 @@
 use crate::error::Error;
 use crate::model::DataModel;
 use crate::parallel::PASS_CHUNK;
+use alloc::sync::Arc;
 use alloc::vec;
 use alloc::vec::Vec;
 
@@ -26,8 +27,9 @@ const MAX_GENERAL_CACHE: usize = 40_000_000;
 #[derive(Debug, Clone)]
 enum Cache {
     /// Per datum k: [ηₖ*, f(yₖ, ηₖ*), f′, f″] at `terms[4k..4k + 4]` (one cache line, not four,
-    /// for a datum read at random).
-    Glm { terms: Vec<f64> },
+    /// for a datum read at random). Behind an `Arc`: copies of the control variates (a run's
+    /// chains starting at one centre, `sampler::share`) hold one cache, 4n numbers.
+    Glm { terms: Arc<Vec<f64>> },
     /// Per datum: ℓₖ(θ*), ∇ℓₖ(θ*) (n·d), Hₖ(θ*) (n·d², order 2 only).
     General {
         l: Vec<f64>,
@@ -97,8 +99,9 @@ impl ControlVariates {
             // [ηₖ*, f*, f′*, f″*] per datum, side by side; the rows in pieces of PASS_CHUNK on
             // the model's threads (each row's numbers do not depend on the piece), then Σℓ* in
             // row order.
+            // The spare's buffer when no copy holds it too.
             let mut terms = match spare.map(|c| c.cache) {
-                Some(Cache::Glm { terms }) => terms,
+                Some(Cache::Glm { terms }) => Arc::try_unwrap(terms).unwrap_or_default(),
                 _ => Vec::new(),
             };
             terms.resize(4 * n, 0.0);
@@ -170,7 +173,9 @@ impl ControlVariates {
                     b[j * d + i] = b[i * d + j];
                 }
             }
-            Cache::Glm { terms }
+            Cache::Glm {
+                terms: Arc::new(terms),
+            }
         } else {
             let per = 1 + d + if order == 2 { d * d } else { 0 };
             if n.saturating_mul(per) > MAX_GENERAL_CACHE {

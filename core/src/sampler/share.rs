@@ -186,7 +186,7 @@ impl Sharing<'_> {
     }
 
     /// [`ControlVariates::new`] for `model` at `centre` of `order`, or a copy of those kept for
-    /// the same three: the control variates and whether this call computed them (then their
+    /// the same three (a GLM's copies hold one per-datum cache): the control variates and whether this call computed them (then their
     /// full pass is this chain's to count). The first chain keeps its own
     /// ([`Sharing::Record`]).
     pub fn control_variates(
