@@ -20,9 +20,14 @@
 //!
 //! The advice only asks: where the kernel's setting is `never`, or no huge page is free, the
 //! pages stay 4 kB and nothing else changes. Values are never affected. Blocks are advised
-//! when allocated, before their pages are first touched, so the kernel can back them with
-//! huge pages from the first page fault (a block advised after it is filled would wait for the
-//! kernel's background collapse).
+//! when allocated, so that the kernel can back the pages a block has not touched yet with huge
+//! pages from their first fault (a block advised after it is filled waits for the kernel's
+//! background collapse). That holds for the large fresh blocks that matter here (the design,
+//! the stored gradients: glibc maps them anew); it does not for what `realloc` copies before
+//! the advice, for a block glibc carves from heap memory already touched (its threshold for
+//! fresh mappings grows up to 32 MB after large frees), and advice given to heap memory stays
+//! on it after the block is freed and after [`set_enabled`]`(false)`. The switch is global: in
+//! the Python module, concurrent `sample` calls in threads share it (speed only, never values).
 //!
 //! Use it with `#[global_allocator] static A: tallmc_cli::hugepages::HugePages = HugePages;`.
 
@@ -54,6 +59,12 @@ pub fn enabled() -> bool {
     ENABLED.load(Ordering::Relaxed)
 }
 
+/// Whether blocks allocated now are advised and the advice reaches a kernel (Linux): what
+/// run.json reports as `data.huge_pages`.
+pub fn asked() -> bool {
+    cfg!(target_os = "linux") && enabled()
+}
+
 /// Blocks from this many bytes on are advised (2 MB pages inside smaller blocks would be few,
 /// and small blocks come from the allocator's shared heap).
 pub const HUGE_FROM: usize = 4 << 20;
@@ -62,27 +73,33 @@ pub const HUGE_FROM: usize = 4 << 20;
 #[derive(Debug, Default, Clone, Copy)]
 pub struct HugePages;
 
-/// Advises the whole 2 MB pages inside `size` bytes from `p` (nothing when `p` is null or the
-/// block holds none). The kernel's answer is ignored: the advice is optional.
-fn advise(p: *mut u8, size: usize) {
+/// Advises the whole 2 MB pages inside `size` bytes from `p` when the advice is on and the
+/// block is large: the kernel's answer (`madvise`'s 0 or -1), or `None` when nothing was
+/// asked (advice off, `p` null, a small block or one holding no whole 2 MB page, not Linux).
+/// The allocator ignores the answer: the advice is optional.
+fn advise(p: *mut u8, size: usize) -> Option<i32> {
     #[cfg(target_os = "linux")]
     {
         const HUGE: usize = 2 << 20;
         if p.is_null() || size < HUGE_FROM || !enabled() {
-            return;
+            return None;
         }
         let start = (p as usize).div_ceil(HUGE) * HUGE;
         let end = (p as usize + size) / HUGE * HUGE;
         if end > start {
             // SAFETY: [start, end) lies inside the block just allocated (owned by the caller);
             // MADV_HUGEPAGE changes how the kernel backs the pages, never their contents.
-            unsafe {
-                libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE);
-            }
+            return Some(unsafe {
+                libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE)
+            });
         }
+        None
     }
     #[cfg(not(target_os = "linux"))]
-    let _ = (p, size);
+    {
+        let _ = (p, size);
+        None
+    }
 }
 
 // SAFETY: every call is forwarded to `System` with the caller's arguments; `advise` only adds
@@ -91,14 +108,14 @@ unsafe impl GlobalAlloc for HugePages {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         // SAFETY: forwarded (the caller upholds `alloc`'s contract).
         let p = unsafe { System.alloc(layout) };
-        advise(p, layout.size());
+        let _ = advise(p, layout.size());
         p
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         // SAFETY: forwarded.
         let p = unsafe { System.alloc_zeroed(layout) };
-        advise(p, layout.size());
+        let _ = advise(p, layout.size());
         p
     }
 
@@ -110,7 +127,7 @@ unsafe impl GlobalAlloc for HugePages {
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         // SAFETY: forwarded.
         let p = unsafe { System.realloc(ptr, layout, new_size) };
-        advise(p, new_size);
+        let _ = advise(p, new_size);
         p
     }
 }
@@ -118,33 +135,64 @@ unsafe impl GlobalAlloc for HugePages {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::Mutex;
+
+    /// The switch is global: the tests that use it run one at a time.
+    static SWITCH: Mutex<()> = Mutex::new(());
 
     #[test]
     fn blocks_hold_their_values_through_alloc_zeroed_and_realloc() {
+        let _one = SWITCH.lock().unwrap_or_else(|e| e.into_inner());
         let a = HugePages;
-        for &size in &[64usize, HUGE_FROM - 8, HUGE_FROM, HUGE_FROM + 3 * 4096 + 8] {
-            let layout = Layout::from_size_align(size, 8).unwrap();
-            // SAFETY: a non-zero size; every block is freed with its layout.
-            unsafe {
-                let p = a.alloc_zeroed(layout);
-                assert!(!p.is_null());
-                assert!((0..size).step_by(4093).all(|k| *p.add(k) == 0));
-                for k in (0..size).step_by(4093) {
-                    *p.add(k) = (k % 251) as u8;
+        for on in [false, true] {
+            set_enabled(on);
+            for &size in &[64usize, HUGE_FROM - 8, HUGE_FROM, HUGE_FROM + 3 * 4096 + 8] {
+                let layout = Layout::from_size_align(size, 8).unwrap();
+                // SAFETY: a non-zero size; every block is freed with its layout.
+                unsafe {
+                    let p = a.alloc_zeroed(layout);
+                    assert!(!p.is_null());
+                    assert!((0..size).step_by(4093).all(|k| *p.add(k) == 0));
+                    for k in (0..size).step_by(4093) {
+                        *p.add(k) = (k % 251) as u8;
+                    }
+                    let q = a.realloc(p, layout, 2 * size);
+                    assert!(!q.is_null());
+                    assert!((0..size)
+                        .step_by(4093)
+                        .all(|k| *q.add(k) == (k % 251) as u8));
+                    a.dealloc(q, Layout::from_size_align(2 * size, 8).unwrap());
+                    let r = a.alloc(layout);
+                    assert!(!r.is_null());
+                    *r.add(size - 1) = 7;
+                    assert_eq!(*r.add(size - 1), 7);
+                    a.dealloc(r, layout);
                 }
-                let q = a.realloc(p, layout, 2 * size);
-                assert!(!q.is_null());
-                assert!((0..size)
-                    .step_by(4093)
-                    .all(|k| *q.add(k) == (k % 251) as u8));
-                a.dealloc(q, Layout::from_size_align(2 * size, 8).unwrap());
-                let r = a.alloc(layout);
-                assert!(!r.is_null());
-                *r.add(size - 1) = 7;
-                assert_eq!(*r.add(size - 1), 7);
-                a.dealloc(r, layout);
             }
         }
+        set_enabled(false);
+    }
+
+    /// What is asked of the kernel: nothing when the advice is off or the block small; for a
+    /// large block with the advice on, an advice the kernel accepts (`madvise` returns 0 for a
+    /// range of whole 2 MB pages inside the block; a wrong range would be refused).
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn large_blocks_are_advised_when_the_advice_is_on() {
+        let _one = SWITCH.lock().unwrap_or_else(|e| e.into_inner());
+        let size = 64usize << 20;
+        let mut block = vec![0u8; size + 4096];
+        // An unaligned start inside the vector: the advice covers its whole 2 MB pages.
+        let p = block[17..].as_mut_ptr();
+        set_enabled(false);
+        assert_eq!(advise(p, size), None);
+        set_enabled(true);
+        assert_eq!(advise(p, HUGE_FROM - 1), None);
+        assert_eq!(advise(std::ptr::null_mut(), size), None);
+        assert_eq!(advise(p, size), Some(0));
+        set_enabled(false);
+        assert!(!asked());
+        drop(block);
     }
 
     /// AnonHugePages of the mapping holding `at`, from `/proc/self/smaps` (kB).
@@ -172,19 +220,16 @@ mod tests {
         0
     }
 
-    /// A 64 MB block filled: on huge pages when the advice is on, where the kernel allows it
-    /// (`/proc/self/smaps`), and not when it is off and the kernel's setting is `madvise`
-    /// (huge pages only where advised). Skipped when the setting is `never`. One test, as the
-    /// switch is global.
+    /// A 64 MB block filled through the allocator: no huge pages without the advice where the
+    /// kernel's setting is `madvise` (huge pages only where advised). With it, the kernel may
+    /// give them (it did here: printed, not asserted, as a host without free huge pages is
+    /// entitled to answer none).
     #[cfg(target_os = "linux")]
     #[test]
-    fn large_blocks_get_huge_pages_when_the_advice_is_on() {
+    fn huge_pages_follow_the_advice_where_the_kernel_allows() {
+        let _one = SWITCH.lock().unwrap_or_else(|e| e.into_inner());
         let setting = std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled")
             .unwrap_or_default();
-        if !setting.contains("[madvise]") && !setting.contains("[always]") {
-            eprintln!("transparent huge pages off here ({setting:?}): skipped");
-            return;
-        }
         let size = 64usize << 20;
         let layout = Layout::from_size_align(size, 8).unwrap();
         let filled = |on: bool| {
@@ -205,11 +250,8 @@ mod tests {
         if setting.contains("[madvise]") {
             assert_eq!(off, 0, "AnonHugePages {off} kB without the advice");
         }
-        // The kernel may lack free huge pages; it then says 0, which is its right. Here
-        // (24 GB, mostly free) it gives them: at least half the block.
-        assert!(
-            on >= 32 * 1024,
-            "AnonHugePages {on} kB for a 64 MB block advised"
+        eprintln!(
+            "setting {setting:?}: AnonHugePages {off} kB without the advice, {on} kB with it"
         );
     }
 }

@@ -168,8 +168,9 @@ pub fn gradient_pass(n: usize, d: usize) -> Result<(), CliError> {
 /// memory, and from cache (the same rows read a second time right after the first).
 pub fn gather(n: usize, d: usize, batch: usize) -> Result<(), CliError> {
     use tallmc_core::estimator::GradientEstimator;
-    // The design on huge pages, as `tallmc run` allocates it for SGLD.
-    tallmc_cli::hugepages::set_enabled(true);
+    // The design on huge pages, as `tallmc run` allocates it for SGLD (`TALLMC_HUGE_PAGES=0`
+    // measures 4 kB pages).
+    tallmc_cli::hugepages::set_enabled(tallmc_cli::hugepages::wanted_for("sgld"));
     let m = model("logistic", n, d, 3)?;
     let dim = m.dim();
     let design = m

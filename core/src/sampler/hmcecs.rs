@@ -543,8 +543,9 @@ impl Driver<HmcEcs, Arc<dyn DataModel>, EcsWarmup> {
     }
 
     /// [`new`](Self::new), the control variates at the centre shared between a run's chains
-    /// as `sharing` says ([`Sharing::control_variates`]: on a whitened model every chain's
-    /// centre is its start, so one full pass serves them all). The same chain either way.
+    /// as `sharing` says ([`Sharing::control_variates`]) on a whitened model, where every
+    /// chain's centre is its start, so one full pass serves them all. The same chain either
+    /// way.
     pub fn new_sharing(
         model: Arc<dyn DataModel>,
         cfg: EcsConfig,
@@ -591,7 +592,13 @@ impl Driver<HmcEcs, Arc<dyn DataModel>, EcsWarmup> {
             }
         };
         // 2. control variates and the full-data metric at θ*
-        let (cv, computed) = sharing.control_variates(&model, &centre, cfg.order)?;
+        // Shared only where another chain can have the same centre (a whitened model's z = 0:
+        // a subset's mode differs per chain, and keeping one would only hold its memory).
+        let (cv, computed) = if whitened {
+            sharing.control_variates(&model, &centre, cfg.order)?
+        } else {
+            (ControlVariates::new(&*model, &centre, cfg.order)?, true)
+        };
         if computed {
             setup.lik_evals += cv.full_pass_cost();
             setup.grad_evals += cv.full_pass_cost();

@@ -183,7 +183,7 @@ pub(super) fn write_run_json(dir: &Path, r: &RunReport<'_>) -> Result<(), CliErr
             "sampler_settings": resolved(r.sampler_info_params, r.settings),
         },
         "data": {"n": n, "d": r.model.dim(), "read_into": r.read_into,
-                     "huge_pages": tallmc_cli::hugepages::enabled()},
+                     "huge_pages": tallmc_cli::hugepages::asked()},
         "params": r.param_names,
         "sampler": {"exact": r.exact, "signed": r.signed},
         "wall_time_seconds": {
