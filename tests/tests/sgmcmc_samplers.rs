@@ -61,6 +61,11 @@ const SG: &[&str] = &[
 ];
 
 fn logistic(n: usize, seed: u64) -> Arc<dyn DataModel> {
+    Arc::new(logistic_glm(n, seed))
+}
+
+/// [`logistic`]'s posterior as a `Glm` (to whiten it, say).
+fn logistic_glm(n: usize, seed: u64) -> Glm<Logistic> {
     let d = 3;
     let mut rng = chain_rng(seed, 0);
     let mut design = gaussian_design(n, d, &mut rng);
@@ -73,7 +78,28 @@ fn logistic(n: usize, seed: u64) -> Arc<dyn DataModel> {
             0.0
         };
     }
-    Arc::new(Glm::new(design, Logistic, Prior::Normal { scale: 10.0 }))
+    Glm::new(design, Logistic, Prior::Normal { scale: 10.0 })
+}
+
+/// Chain `c` (seed 5) of `config` built alone and built sharing `share` (chain 0 records, the
+/// others reuse), each with the stream its build left.
+fn alone_and_shared(
+    config: &ChainConfig<'_>,
+    model: &Arc<dyn DataModel>,
+    c: u64,
+    share: &mut tallmc_core::registry::SetupShare,
+) -> [(Box<dyn Chain>, tallmc_core::rng::ChainRng); 2] {
+    use tallmc_core::registry::{build_chain_sharing, Sharing};
+    let mut r1 = chain_rng(5, c);
+    let alone = build_chain(config, model.clone(), &mut r1).unwrap();
+    let mut r2 = chain_rng(5, c);
+    let sharing = if c == 0 {
+        Sharing::Record(share)
+    } else {
+        Sharing::Reuse(share)
+    };
+    let shared = build_chain_sharing(config, model.clone(), &mut r2, sharing).unwrap();
+    [(alone, r1), (shared, r2)]
 }
 
 fn gaussian(n: usize, seed: u64) -> Arc<dyn DataModel> {
@@ -576,15 +602,8 @@ fn chains_sharing_the_mode_search_are_the_chains_built_alone() {
         let mut alone_costs = Vec::new();
         let mut shared_costs = Vec::new();
         for c in 0..3u64 {
-            let mut r1 = chain_rng(5, c);
-            let mut alone = build_chain(&config, model.clone(), &mut r1).unwrap();
-            let mut r2 = chain_rng(5, c);
-            let sharing = if c == 0 {
-                Sharing::Record(&mut share)
-            } else {
-                Sharing::Reuse(&share)
-            };
-            let mut shared = build_chain_sharing(&config, model.clone(), &mut r2, sharing).unwrap();
+            let [(mut alone, mut r1), (mut shared, mut r2)] =
+                alone_and_shared(&config, &model, c, &mut share);
             assert!(
                 share.has_mode() || share.has_smh(),
                 "{sampler}: chain 0 keeps its set-up"
@@ -689,23 +708,10 @@ fn chains_sharing_the_mode_search_are_the_chains_built_alone() {
 /// own and chain 0 keeps none.
 #[test]
 fn hmc_ecs_chains_share_their_control_variates_at_one_centre() {
-    use tallmc_core::registry::{build_chain_sharing, SetupShare, Sharing};
+    use tallmc_core::registry::SetupShare;
     let n = 3_000;
     let plain = logistic(n, 17);
-    let whitened: Arc<dyn DataModel> = {
-        let mut rng = chain_rng(17, 0);
-        let mut design = gaussian_design(n, 3, &mut rng);
-        let beta = [0.3, 1.0, -0.7];
-        for i in 0..n {
-            let p = 1.0 / (1.0 + (-linear_predictor(&design, &beta, i)).exp());
-            design.y[i] = if dist::bernoulli(&mut rng, p) {
-                1.0
-            } else {
-                0.0
-            };
-        }
-        Arc::new(Glm::new(design, Logistic, Prior::Normal { scale: 10.0 }).whiten())
-    };
+    let whitened: Arc<dyn DataModel> = Arc::new(logistic_glm(n, 17).whiten());
     for (model, shared_centre) in [(whitened, true), (plain, false)] {
         for sampler in ["hmc-ecs", "hmc-ecs-signed"] {
             let mut s = Settings::new();
@@ -717,16 +723,8 @@ fn hmc_ecs_chains_share_their_control_variates_at_one_centre() {
             };
             let mut share = SetupShare::default();
             for c in 0..3u64 {
-                let mut r1 = chain_rng(5, c);
-                let mut alone = build_chain(&config, model.clone(), &mut r1).unwrap();
-                let mut r2 = chain_rng(5, c);
-                let sharing = if c == 0 {
-                    Sharing::Record(&mut share)
-                } else {
-                    Sharing::Reuse(&share)
-                };
-                let mut shared =
-                    build_chain_sharing(&config, model.clone(), &mut r2, sharing).unwrap();
+                let [(mut alone, mut r1), (mut shared, mut r2)] =
+                    alone_and_shared(&config, &model, c, &mut share);
                 let saved = alone.setup_cost().lik_evals - shared.setup_cost().lik_evals;
                 let expect = if c > 0 && shared_centre { n as u64 } else { 0 };
                 assert_eq!(
