@@ -1,7 +1,7 @@
 """tallmc against its JAX peers on one data file (issue 21): NumPyro HMCECS and BlackJAX SGLD.
 
     python run.py --data target/peers/logistic_1e6.csv --tallmc target/release/tallmc \
-        [--out target/peers] [--skip-peers] [--skip-tallmc]
+        [--out target/peers]
 
 `make bench-peers` runs this in the venv target/peers-venv (bench/peers/requirements.txt) after
 building the CLI and writing the data file (gen_data.py). Never part of `make test`. The model on
@@ -19,6 +19,7 @@ import filecmp
 import json
 import os
 import platform
+import re
 import subprocess
 import sys
 import time
@@ -113,6 +114,24 @@ def run_tallmc(exe, data, out, sampler, warmup, draws, sets):
     d = pd.read_csv(os.path.join(out, "draws.csv")).drop(columns=["chain", "draw"]).to_numpy()
     r["min_ess_arviz"] = min_bulk_ess(d)
     return r
+
+
+def read_ceiling(exe):
+    """The host's ceiling for SGLD's iterations: `tallmc bench --gather` draws 1 000 batches of
+    1 300 rows of a 10^6 × 30 design (the SGLD workload's shape) and reads their bytes alone,
+    one value per cache line, on one core and then on both at once. No arithmetic: no SGLD
+    can run faster than it reads its batches. Returns µs per batch on one core and on two."""
+    cmd = [exe, "bench", "--gather"]
+    log("$ " + " ".join(cmd))
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    m = re.search(r"reading 1000 batches' bytes from memory: ([0-9.]+) µs per batch on one core, "
+                  r"([0-9.]+) µs on two", out)
+    shape = re.search(r"logistic n = (\d+), d = (\d+), batch (\d+)", out)
+    if not m or not shape:
+        raise SystemExit(f"run.py: cannot read `tallmc bench --gather`'s output:\n{out}")
+    if (int(shape[1]), int(shape[2]), int(shape[3])) != (1_000_000, 30, SGLD_BATCH):
+        raise SystemExit(f"run.py: `tallmc bench --gather` measured another shape: {shape[0]}")
+    return float(m[1]), float(m[2])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -320,6 +339,8 @@ def main():
     ts = run_tallmc(args.tallmc, args.data, os.path.join(args.out, "tallmc-sgld"), "sgld", 0,
                     SGLD_ITERS, [f"batch_size={SGLD_BATCH}"])
     log(f"tallmc sgld: chains {ts['chains']:.2f} s, total {ts['total']:.2f} s")
+    read_one, read_two = read_ceiling(args.tallmc)
+    log(f"reading a batch's bytes alone: {read_one:.1f} µs on one core, {read_two:.1f} µs on two")
     # The same table as a binary columnar file (NumPy's .npz, which tallmc reads; written once
     # next to the CSV by NumPy alone), so that the whole process is seen without text parsing.
     npz = npz_copy(args.data)
@@ -423,6 +444,14 @@ def main():
           f"(first call with compile {bjx['with_compile']:.2f} s) | chains {ts['chains']:.2f} s → "
           f"{fmt(tm_its)} it/s (sampling alone {fmt(tm_its_sampling)} it/s; whole process "
           f"{ts['process']:.2f} s) | **{tm_its / bj_its:.2f}×** it/s |")
+    ceil_one, ceil_two = 1e6 / read_one, 1e6 / read_two
+    print(f"| the same, the host's ceiling: reading the batches' bytes alone (`tallmc bench --gather`: "
+          f"1 000 batches of {fmt(SGLD_BATCH)} rows of a 10⁶ × 30 float64 design, no arithmetic) "
+          f"| as above: {fmt(bj_its)} it/s | {read_one:.1f} µs per batch on one core → at most "
+          f"{fmt(ceil_one)} it/s; {read_two:.1f} µs on both cores → at most {fmt(ceil_two)} it/s; "
+          f"tallmc's chain (its batch split over both cores) runs at {tm_its / ceil_two:.2f} of "
+          f"the both-cores ceiling "
+          f"| ceiling {ceil_one / bj_its:.1f}× (one core), {ceil_two / bj_its:.1f}× (both cores) |")
     print()
     print("Definitions. ESS: the smallest bulk ESS over the 30 coefficients (ArviZ 0.23.4; for tallmc "
           "run.json's min_ess_bulk). tallmc chain time: run.json wall_time_seconds.chains (warm-up "
