@@ -701,6 +701,87 @@ fn chains_sharing_the_mode_search_are_the_chains_built_alone() {
     }
 }
 
+/// The minibatch tests' chains (`mh-minibatch`, `austere-mh`, `mh-sublhd`, control variates
+/// on by default) share their set-up: chains 1 and 2 take chain 0's Taylor control variate
+/// (and, on a model left unwhitened, its mode search) instead of computing them, so each
+/// counts only its start's pass (n likelihoods) and is the chain built alone, bit for bit.
+/// With `control=none` nothing is kept.
+#[test]
+fn minibatch_test_chains_share_their_mode_and_control_variate() {
+    use tallmc_core::registry::SetupShare;
+    let n = 3_000u64;
+    let plain = logistic(n as usize, 17);
+    let whitened: Arc<dyn DataModel> = Arc::new(logistic_glm(n as usize, 17).whiten());
+    for (model, is_whitened) in [(whitened, true), (plain, false)] {
+        for (sampler, control) in [
+            ("mh-minibatch", true),
+            ("austere-mh", true),
+            ("mh-sublhd", true),
+            ("mh-minibatch", false),
+        ] {
+            let mut s = Settings::new();
+            if !control {
+                s.insert_pair("control=none").unwrap();
+            }
+            let config = ChainConfig {
+                sampler,
+                warmup: 10,
+                settings: &s,
+            };
+            let what = format!("{sampler} control {control}, whitened {is_whitened}");
+            let mut share = SetupShare::default();
+            for c in 0..3u64 {
+                let [(mut alone, mut r1), (mut shared, mut r2)] =
+                    alone_and_shared(&config, &model, c, &mut share);
+                let (a, b) = (alone.setup_cost(), shared.setup_cost());
+                if c == 0 || !control {
+                    assert_eq!(
+                        (a.lik_evals, a.grad_evals),
+                        (b.lik_evals, b.grad_evals),
+                        "{what}"
+                    );
+                } else {
+                    // Only the start's pass: no control variate's pass (n likelihoods and n
+                    // gradients), no mode search.
+                    assert_eq!((b.lik_evals, b.grad_evals), (n, 0), "{what} chain {c}");
+                    // Alone: the start's pass, the control variate's, and the search when
+                    // the model is not whitened.
+                    let searched = a.lik_evals - 2 * n;
+                    assert_eq!(searched > 0, !is_whitened, "{what} chain {c}: {a:?}");
+                    if is_whitened {
+                        assert_eq!(a.grad_evals, n, "{what} chain {c}");
+                    }
+                }
+                let bits = |ch: &dyn Chain| -> Vec<u64> {
+                    ch.position().iter().map(|v| v.to_bits()).collect()
+                };
+                for _ in 0..40 {
+                    let (i1, i2) = (alone.step(&mut r1), shared.step(&mut r2));
+                    assert_eq!(
+                        bits(alone.as_ref()),
+                        bits(shared.as_ref()),
+                        "{what} chain {c}"
+                    );
+                    assert_eq!(
+                        i1.lik_evals, i2.lik_evals,
+                        "{what} chain {c}: a step's cost"
+                    );
+                }
+            }
+            assert_eq!(
+                share.has_mh_control_variate(),
+                control,
+                "{what}: what is kept"
+            );
+            assert_eq!(
+                share.has_mode(),
+                control && !is_whitened,
+                "{what}: what is kept"
+            );
+        }
+    }
+}
+
 /// HMC-ECS's chains share the control variates at their centre when it is the same: on a
 /// whitened model (every chain starts at the whitening's mode, z = 0) chains 1 and 2 copy chain
 /// 0's and skip its full pass, each the chain built alone bit for bit; on a model left

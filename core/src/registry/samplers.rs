@@ -309,8 +309,9 @@ pub fn build(
 }
 
 /// [`build`] with the set-up's deterministic work shared between a run's chains
-/// ([`crate::sampler::share::Sharing`]: the stochastic-gradient samplers' mode search, SMH's
-/// kernel; the others build as [`build`]).
+/// ([`crate::sampler::share::Sharing`]: the stochastic-gradient samplers' mode search and
+/// control-variate centre, HMC-ECS's control variates, the minibatch tests' mode search and
+/// control variate, SMH's kernel; the others build as [`build`]).
 pub fn build_sharing(
     config: &ChainConfig<'_>,
     model: Arc<dyn DataModel>,
@@ -333,10 +334,10 @@ pub fn build_sharing(
         return crate::sampler::smh::build_chain(config, model, sharing);
     }
     if config.sampler == "mh-minibatch" {
-        return crate::sampler::minibatch_mh::build_chain(config, model, rng);
+        return crate::sampler::minibatch_mh::build_chain(config, model, rng, sharing);
     }
     if let "austere-mh" | "mh-sublhd" = config.sampler {
-        return crate::sampler::minibatch_mh::baselines::build_chain(config, model, rng);
+        return crate::sampler::minibatch_mh::baselines::build_chain(config, model, rng, sharing);
     }
     if config.sampler == "qnhmc" {
         return crate::sampler::qnhmc::build_chain(config, model, rng);

@@ -1,8 +1,8 @@
 //! Set-up work a run's chains share: the first chain keeps what its set-up computed
 //! deterministically from the model and the options (a mode search; a control variate's
 //! centre, with its per-datum gradients where stored; HMC-ECS's Taylor control variates at
-//! its centre; SMH's whole kernel), the
-//! other chains take it instead of computing it again. Deterministic means the same bits on
+//! its centre; the minibatch tests' Taylor control variate at the mode; SMH's whole kernel),
+//! the other chains take it instead of computing it again. Deterministic means the same bits on
 //! any number of threads (`find_mode`'s passes sum fixed chunks in order), so a chain that
 //! reuses is the chain built alone, bit for bit; it counts in its cost only the evaluations it
 //! spent, so the run's total counts the shared work once.
@@ -11,6 +11,7 @@ use crate::cost::Cost;
 use crate::error::Error;
 use crate::estimator::gradient::Centre;
 use crate::estimator::{ControlVariates, GradientEstimator, Subsampler};
+use crate::kernel::minibatch_mh::cv::TaylorCv;
 use crate::kernel::smh::{Smh, SmhOptions};
 use crate::model::DataModel;
 use crate::optim::{find_mode, ModeOptions, ModeResult};
@@ -26,6 +27,7 @@ pub struct SetupShare {
     smh: Option<SharedSmh>,
     cv: Option<SharedCentre>,
     taylor: Option<SharedTaylor>,
+    mh_cv: Option<SharedMhCv>,
 }
 
 /// What is kept, not the kept values (an SMH kernel holds arrays of n numbers).
@@ -36,6 +38,7 @@ impl core::fmt::Debug for SetupShare {
             .field("smh", &self.has_smh())
             .field("cv", &self.has_cv_centre())
             .field("taylor", &self.has_control_variates())
+            .field("mh_cv", &self.has_mh_control_variate())
             .finish()
     }
 }
@@ -71,6 +74,13 @@ struct SharedTaylor {
     cv: ControlVariates,
 }
 
+#[derive(Debug, Clone)]
+struct SharedMhCv {
+    model: Weak<dyn DataModel>,
+    at: Vec<u64>,
+    cv: TaylorCv,
+}
+
 impl SetupShare {
     /// Whether a mode search is kept.
     pub fn has_mode(&self) -> bool {
@@ -91,6 +101,11 @@ impl SetupShare {
     /// Whether Taylor control variates (HMC-ECS's) are kept.
     pub fn has_control_variates(&self) -> bool {
         self.taylor.is_some()
+    }
+
+    /// Whether the minibatch tests' Taylor control variate is kept.
+    pub fn has_mh_control_variate(&self) -> bool {
+        self.mh_cv.is_some()
     }
 }
 
@@ -209,6 +224,40 @@ impl Sharing<'_> {
                 model: Arc::downgrade(model),
                 at,
                 order,
+                cv: cv.clone(),
+            });
+        }
+        Ok((cv, true))
+    }
+
+    /// [`TaylorCv::new`] for `model` (a GLM: an error otherwise) at `centre`, or a copy of the
+    /// one kept for the same model and centre (the copies hold one set of per-datum arrays):
+    /// the control variate and whether this call computed it (then its pass is this chain's to
+    /// count). The first chain keeps its own ([`Sharing::Record`]).
+    pub fn taylor_cv(
+        &mut self,
+        model: &Arc<dyn DataModel>,
+        centre: &[f64],
+    ) -> Result<(TaylorCv, bool), Error> {
+        let at: Vec<u64> = centre.iter().map(|v| v.to_bits()).collect();
+        if let Sharing::Reuse(share) = self {
+            if let Some(e) = &share.mh_cv {
+                if same_model(&e.model, model) && e.at == at {
+                    return Ok((e.cv.clone(), false));
+                }
+            }
+        }
+        let view = model.as_glm().ok_or_else(|| {
+            Error::setting(
+                "control",
+                "control variates need a generalised linear model",
+            )
+        })?;
+        let cv = TaylorCv::new(view, centre)?;
+        if let Sharing::Record(share) = self {
+            share.mh_cv = Some(SharedMhCv {
+                model: Arc::downgrade(model),
+                at,
                 cv: cv.clone(),
             });
         }

@@ -19,16 +19,17 @@
 
 use crate::error::Error;
 use crate::model::{DataModel, GlmView};
+use alloc::sync::Arc;
 use alloc::vec;
 use alloc::vec::Vec;
 
-/// The second-order Taylor control variate of a GLM around θ̂.
+/// The second-order Taylor control variate of a GLM around θ̂. A clone shares the per-datum
+/// arrays (3n numbers) with the original: a run's chains with the same centre hold one copy
+/// (`sampler::share`).
 #[derive(Debug, Clone)]
 pub struct TaylorCv {
     centre: Vec<f64>,
-    eta_hat: Vec<f64>,
-    f1: Vec<f64>,
-    f2: Vec<f64>,
+    per_datum: Arc<PerDatum>,
     g: Vec<f64>,
     h: Vec<f64>,
     d: usize,
@@ -36,6 +37,14 @@ pub struct TaylorCv {
     x_norm_max: f64,
     /// sup |∂³f/∂η³| of the family, when finite.
     d3: Option<f64>,
+}
+
+/// η̂ᵢ, f′(η̂ᵢ) and f″(η̂ᵢ) per datum.
+#[derive(Debug)]
+struct PerDatum {
+    eta_hat: Vec<f64>,
+    f1: Vec<f64>,
+    f2: Vec<f64>,
 }
 
 impl TaylorCv {
@@ -82,9 +91,7 @@ impl TaylorCv {
         }
         Ok(TaylorCv {
             centre: centre.to_vec(),
-            eta_hat,
-            f1,
-            f2,
+            per_datum: Arc::new(PerDatum { eta_hat, f1, f2 }),
             g,
             h,
             d,
@@ -121,7 +128,7 @@ impl TaylorCv {
     /// (1/n)Σⱼ[qⱼ(θ′) − qⱼ(θ)], the per-datum shift of a step θ → θ′.
     pub fn shift(&self, theta: &[f64], proposal: &[f64]) -> f64 {
         let d = self.d;
-        let n = self.eta_hat.len().max(1) as f64;
+        let n = self.per_datum.eta_hat.len().max(1) as f64;
         let mut lin = 0.0;
         let mut u = vec![0.0; d];
         let mut v = vec![0.0; d];
@@ -158,8 +165,9 @@ impl TaylorCv {
     /// likelihood evaluations.
     #[inline(always)]
     fn remainder(&self, dl: f64, e0: f64, e1: f64, i: usize) -> f64 {
-        let (d0, d1) = (e0 - self.eta_hat[i], e1 - self.eta_hat[i]);
-        dl - self.f1[i] * (d1 - d0) - 0.5 * self.f2[i] * (d1 * d1 - d0 * d0)
+        let p = &*self.per_datum;
+        let (d0, d1) = (e0 - p.eta_hat[i], e1 - p.eta_hat[i]);
+        dl - p.f1[i] * (d1 - d0) - 0.5 * p.f2[i] * (d1 * d1 - d0 * d0)
     }
 }
 

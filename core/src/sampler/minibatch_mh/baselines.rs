@@ -8,6 +8,7 @@ use crate::kernel::minibatch_mh::baselines::{AustereMh, MhSubLhd};
 use crate::model::DataModel;
 use crate::optim::{ModeOptions, P_MODE_MAX_ITER, P_MODE_MEMORY, P_MODE_METHOD, P_MODE_TOL};
 use crate::rng::ChainRng;
+use crate::sampler::share::Sharing;
 use crate::sampler::{P_INIT, P_INIT_RADIUS};
 use crate::schema::{ChainConfig, ParamKind, ParamSpec, SamplerInfo};
 use alloc::boxed::Box;
@@ -152,6 +153,7 @@ pub fn build_chain(
     config: &ChainConfig<'_>,
     model: Arc<dyn DataModel>,
     rng: &mut ChainRng,
+    sharing: Sharing<'_>,
 ) -> Result<Box<dyn Chain>, Error> {
     let s = config.settings;
     let step = super::step_from_settings(s, model.as_ref())?;
@@ -198,13 +200,13 @@ pub fn build_chain(
                 AustereMh::non_conservative(step, temperature, model.n(), bound)?
             }
         };
-        start_chain(k, model, init, radius, config.warmup, rng, control)
+        start_chain(k, model, init, radius, config.warmup, rng, control, sharing)
     } else {
         let gamma = P_GAMMA.real(s)?;
         let delta = P_DELTA.real(s)?;
         let p = P_P.real(s)?;
         s.check_all_used()?;
         let k = MhSubLhd::new(step, temperature, m, gamma, delta, p)?;
-        start_chain(k, model, init, radius, config.warmup, rng, control)
+        start_chain(k, model, init, radius, config.warmup, rng, control, sharing)
     }
 }

@@ -12,6 +12,7 @@ use crate::math;
 use crate::model::DataModel;
 use crate::optim::{ModeOptions, P_MODE_MAX_ITER, P_MODE_MEMORY, P_MODE_METHOD, P_MODE_TOL};
 use crate::rng::ChainRng;
+use crate::sampler::share::Sharing;
 use crate::schema::{ChainConfig, ParamKind, ParamSpec, SamplerInfo};
 use alloc::boxed::Box;
 use alloc::sync::Arc;
@@ -47,21 +48,25 @@ impl<T: MinibatchTest> Driver<MinibatchRw<T>, Arc<dyn DataModel>, NoWarmup> {
     /// Read the per-datum differences through the second-order Taylor control variate around
     /// `centre` ([`cv::TaylorCv`]; the model must be a GLM). Its pass over the data is added
     /// to the set-up cost.
-    pub fn with_control_variate(mut self, centre: &[f64]) -> Result<Self, Error> {
-        let view = self.target.as_glm().ok_or_else(|| {
-            Error::setting(
-                "control",
-                "control variates need a generalised linear model",
-            )
-        })?;
-        let c = cv::TaylorCv::new(view, centre)?;
-        let n = self.target.n() as u64;
-        self.add_setup(Cost {
-            lik_evals: n,
-            grad_evals: n,
-        });
-        self.kernel.cv = Some(c);
-        Ok(self)
+    pub fn with_control_variate(self, centre: &[f64]) -> Result<Self, Error> {
+        let target = self.target.clone();
+        let (c, _) = Sharing::Off.taylor_cv(&target, centre)?;
+        Ok(self.with_taylor_cv(c, true))
+    }
+
+    /// Read the per-datum differences through `cv` (made for this chain's model); its pass
+    /// over the data is added to the set-up cost when this chain `computed` it (a copy of
+    /// another chain's cost none).
+    pub(crate) fn with_taylor_cv(mut self, cv: cv::TaylorCv, computed: bool) -> Self {
+        if computed {
+            let n = self.target.n() as u64;
+            self.add_setup(Cost {
+                lik_evals: n,
+                grad_evals: n,
+            });
+        }
+        self.kernel.cv = Some(cv);
+        self
     }
 }
 
@@ -161,6 +166,7 @@ pub fn build_chain(
     config: &ChainConfig<'_>,
     model: Arc<dyn DataModel>,
     rng: &mut ChainRng,
+    sharing: Sharing<'_>,
 ) -> Result<Box<dyn Chain>, Error> {
     let s = config.settings;
     let step = step_from_settings(s, model.as_ref())?;
@@ -176,13 +182,25 @@ pub fn build_chain(
     s.check_all_used()?;
     let kernel = MinibatchMh::new(step, temperature, m, correction)?;
     let centre = control.then_some(&mode);
-    start_chain(kernel, model, init, radius, config.warmup, rng, centre)
+    start_chain(
+        kernel,
+        model,
+        init,
+        radius,
+        config.warmup,
+        rng,
+        centre,
+        sharing,
+    )
 }
 
 /// Start a chain at the configured point (`random` starts that give a non-finite density are
 /// redrawn, up to 100 times); with `control` (the mode search's options), the tests read
 /// control-variate differences around the mode (z = 0 for a whitened model, else the mode
-/// finder's, its cost counted as set-up).
+/// finder's, its cost counted as set-up). The mode search and the control variate's pass are
+/// deterministic: `sharing` keeps them for the run's other chains, or takes the kept ones
+/// (then not counted: each chain is the chain built alone, bit for bit).
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn start_chain<T: MinibatchTest + Clone + 'static>(
     kernel: T,
     model: Arc<dyn DataModel>,
@@ -191,13 +209,18 @@ pub(crate) fn start_chain<T: MinibatchTest + Clone + 'static>(
     warmup: usize,
     rng: &mut ChainRng,
     control: Option<&ModeOptions>,
+    mut sharing: Sharing<'_>,
 ) -> Result<Box<dyn Chain>, Error> {
     let centre = if let Some(opts) = control {
         if model.user_map().is_some() {
             Some((alloc::vec![0.0; model.dim()], Cost::default()))
         } else {
-            let mode = crate::optim::find_mode(model.as_ref(), &model.initial_point(), opts)?;
-            let cost = mode.cost();
+            let (mode, searched) = sharing.find_mode(&model, &model.initial_point(), opts)?;
+            let cost = if searched {
+                mode.cost()
+            } else {
+                Cost::default()
+            };
             Some((mode.mode, cost))
         }
     } else {
@@ -208,7 +231,8 @@ pub(crate) fn start_chain<T: MinibatchTest + Clone + 'static>(
     })?;
     Ok(match &centre {
         Some((theta_hat, cost)) => {
-            let mut c = c.with_control_variate(theta_hat)?;
+            let (cv, computed) = sharing.taylor_cv(&model, theta_hat)?;
+            let mut c = c.with_taylor_cv(cv, computed);
             c.add_setup(*cost);
             Box::new(c)
         }
