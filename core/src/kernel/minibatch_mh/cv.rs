@@ -61,28 +61,33 @@ impl TaylorCv {
         let mut g = vec![0.0; d];
         let mut h = vec![0.0; d * d];
         let mut x2_max = 0.0f64;
-        for i in 0..n {
-            let y = design.y[i];
-            let eta = view.eta(centre, i);
-            let (_, a) = fam.value_d1(y, eta);
-            let b = fam.d2(y, eta);
-            if !(eta.is_finite() && a.is_finite() && b.is_finite()) {
-                return Err(Error::data(alloc::format!(
-                    "control variate: a derivative of datum {i} is not finite at the centre"
-                )));
-            }
-            let row = design.row(i);
-            x2_max = x2_max.max(row.iter().map(|x| x * x).sum::<f64>());
-            for (p, &xp) in row.iter().enumerate() {
-                g[p] += a * xp;
-                let bx = b * xp;
-                for (q, &xq) in row.iter().enumerate().skip(p) {
-                    h[p * d + q] += bx * xq;
+        let mut i0 = 0;
+        while i0 < n {
+            let len = (n - i0).min(BLOCK);
+            let mut a = [0.0f64; BLOCK];
+            let mut b = [0.0f64; BLOCK];
+            for (k, i) in (i0..i0 + len).enumerate() {
+                let y = design.y[i];
+                let eta = view.eta(centre, i);
+                let (_, a1) = fam.value_d1(y, eta);
+                let b1 = fam.d2(y, eta);
+                if !(eta.is_finite() && a1.is_finite() && b1.is_finite()) {
+                    return Err(Error::data(alloc::format!(
+                        "control variate: a derivative of datum {i} is not finite at the centre"
+                    )));
                 }
+                x2_max = x2_max.max(design.row(i).iter().map(|x| x * x).sum::<f64>());
+                eta_hat.push(eta);
+                f1.push(a1);
+                f2.push(b1);
+                (a[k], b[k]) = (a1, b1);
             }
-            eta_hat.push(eta);
-            f1.push(a);
-            f2.push(b);
+            let rows = &design.x[i0 * d..(i0 + len) * d];
+            crate::on_cpu!(
+                add_rows_avx2(rows, d, &a[..len], &b[..len], &mut g, &mut h),
+                add_rows_any(rows, d, &a[..len], &b[..len], &mut g, &mut h)
+            );
+            i0 += len;
         }
         for p in 0..d {
             for q in 0..p {
@@ -199,6 +204,60 @@ fn remainders_avx2(
     out: &mut [f64],
 ) {
     remainders_any(c, idx, e0, e1, shift, out);
+}
+
+/// Rows per block of [`TaylorCv::new`]'s sums.
+const BLOCK: usize = 8;
+
+/// G += Σᵣ aᵣxᵣ and the upper triangle of H += Σᵣ (bᵣxᵣ)xᵣᵀ over the rows of a block (`rows`,
+/// `a.len()` rows of `d`), each entry's terms added in row order: the same bits as adding
+/// the rows one by one, with each entry of H loaded and stored once per block rather than
+/// once per row (compiled twice, see [`crate::cpu`]).
+#[inline(always)]
+fn add_rows_any(rows: &[f64], d: usize, a: &[f64], b: &[f64], g: &mut [f64], h: &mut [f64]) {
+    let len = a.len().min(b.len()).min(BLOCK);
+    let row = |r: usize| &rows[r * d..(r + 1) * d];
+    for (p, gp) in g.iter_mut().enumerate().take(d) {
+        let mut s = *gp;
+        for r in 0..len {
+            s += a[r] * row(r)[p];
+        }
+        *gp = s;
+    }
+    const W: usize = 4;
+    for p in 0..d {
+        let mut bx = [0.0f64; BLOCK];
+        for r in 0..len {
+            bx[r] = b[r] * row(r)[p];
+        }
+        let hp = &mut h[p * d + p..(p + 1) * d];
+        let mut quads = hp.chunks_exact_mut(W);
+        let mut q = p;
+        for acc in &mut quads {
+            let mut v = [acc[0], acc[1], acc[2], acc[3]];
+            for r in 0..len {
+                let x = &row(r)[q..q + W];
+                for k in 0..W {
+                    v[k] += bx[r] * x[k];
+                }
+            }
+            acc.copy_from_slice(&v);
+            q += W;
+        }
+        for (k, hv) in quads.into_remainder().iter_mut().enumerate() {
+            let mut v = *hv;
+            for r in 0..len {
+                v += bx[r] * row(r)[q + k];
+            }
+            *hv = v;
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn add_rows_avx2(rows: &[f64], d: usize, a: &[f64], b: &[f64], g: &mut [f64], h: &mut [f64]) {
+    add_rows_any(rows, d, a, b, g, h);
 }
 
 /// Data per chunk of [`StepDiffs::at_many`] (its linear predictors stay on the stack).
