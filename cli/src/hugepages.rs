@@ -1,33 +1,45 @@
-//! A global allocator for the native front ends (the `tallmc` binary and the Python module):
-//! the system's allocator, with every block of [`HUGE_FROM`] bytes or more advised to the
-//! kernel as a candidate for transparent huge pages (`madvise(MADV_HUGEPAGE)`, Linux only).
+//! Transparent huge pages for the data of the native front ends (the `tallmc` binary and the
+//! Python module), Linux only: a global allocator over the system's that can advise every block
+//! of [`HUGE_FROM`] bytes or more as it is allocated (`madvise(MADV_HUGEPAGE)`), and
+//! [`after_setup`], which moves a built model's design onto huge pages when its run will read
+//! enough randomly drawn rows to pay for the move (`MADV_COLLAPSE`).
 //!
 //! Why: a design of 10⁶ rows × 30 doubles is 240 MB, about 59 000 pages of 4 kB. A minibatch
 //! draws its rows at random, so nearly every row read misses the TLB and waits for a page walk
 //! before its own cache miss. With 2 MB pages the whole table is 120 TLB entries. Measured
 //! (`taskset -c 1 tallmc bench --gather`, 2026-11-28): reading a 1 300-row batch's bytes took
-//! 62–66 µs with 4 kB pages and 45 µs with huge pages (BENCHMARKS.md, issue 21).
+//! 62–66 µs with 4 kB pages and 45 µs with huge pages; `sgld` on the peers' table, 20 000
+//! iterations of 1 300 rows: chains 1.24–1.28 s → 1.07–1.08 s (BENCHMARKS.md, issue 21).
 //!
-//! The advice is off until [`set_enabled`] turns it on: the front ends turn it on for the
-//! samplers whose every iteration reads rows drawn at random (the stochastic-gradient family,
-//! [`tallmc_core::sampler::sgmcmc::is_sg_sampler`]; [`wanted_for`], which the environment's
-//! `TALLMC_HUGE_PAGES=0` or `1` overrides). Elsewhere it bought nothing measurable
-//! in the chains (HMC-ECS gathers a subsample once per update, SMH and the minibatch tests read
-//! few rows; NUTS's passes stream the table: 2–3 %), while on this host (a VM) a huge page
-//! taken from memory the guest had not used for a while sometimes cost far more to clear on
-//! first touch: the 10⁶-row CSV's load took 0.6–0.9 s instead of 0.37 s in runs that
-//! alternated with runs of 4 kB pages.
+//! What it costs: on the host where this was measured (a VM) a fresh huge page costs far more
+//! to fault in than 4 kB pages do, likely because the host has discarded the free 2 MB blocks
+//! the guest reported to it, while 4 kB pages come mostly from memory still backed. The
+//! peers' CSV loaded in 0.72–0.93 s with the advice at allocation against 0.38 s without; a
+//! 10⁷-row Parquet file in 3.6–3.9 s against 2.3 s. Moving the 240 MB design afterwards
+//! (`MADV_COLLAPSE`, Linux 6.1 and later) took 0.3–0.6 s. That is 40–80 passes' worth of rows
+//! drawn at random (7.3 ns saved per row read): a short SGLD run, the usual kind on tall data
+//! (the peers' run reads 26 passes' worth, 4 chains of 2 000 draws on 10⁷ rows one pass'
+//! worth), would lose more at the load than it gains in its chains.
+//!
+//! So by default nothing is advised at allocation, and [`after_setup`] moves the design (its
+//! rows and its response) once chain 0 is built, only for the samplers whose every iteration
+//! reads rows drawn at random (the stochastic-gradient family,
+//! [`tallmc_core::sampler::sgmcmc::is_sg_sampler`]) and only when the run's minibatches will
+//! read at least [`MOVE_PASSES`] times the data's rows (chains × iterations × chain 0's
+//! resolved `batch_size`). The environment's `TALLMC_HUGE_PAGES=0` turns both off;
+//! `TALLMC_HUGE_PAGES=1` advises every large block at allocation, for every sampler, and
+//! moves nothing after (the blocks are already advised).
 //!
 //! The advice only asks: where the kernel's setting is `never`, or no huge page is free, the
 //! pages stay 4 kB and nothing else changes. Values are never affected. Blocks are advised
 //! when allocated, so that the kernel can back the pages a block has not touched yet with huge
-//! pages from their first fault (a block advised after it is filled waits for the kernel's
-//! background collapse). That holds for the large fresh blocks that matter here (the design,
-//! the stored gradients: glibc maps them anew); it does not for what `realloc` copies before
-//! the advice, for a block glibc carves from heap memory already touched (its threshold for
-//! fresh mappings grows up to 32 MB after large frees), and advice given to heap memory stays
-//! on it after the block is freed and after [`set_enabled`]`(false)`. The switch is global: in
-//! the Python module, concurrent `sample` calls in threads share it (speed only, never values).
+//! pages from their first fault. That holds for the large fresh blocks that matter here (the
+//! design, the stored gradients: glibc maps them anew); it does not for what `realloc` copies
+//! before the advice, for a block glibc carves from heap memory already touched (its threshold
+//! for fresh mappings grows up to 32 MB after large frees), and advice given to heap memory
+//! stays on it after the block is freed and after [`set_enabled`]`(false)`. The switch is
+//! global: in the Python module, concurrent `sample` calls in threads share it (speed only,
+//! never values).
 //!
 //! Use it with `#[global_allocator] static A: tallmc_cli::hugepages::HugePages = HugePages;`.
 
@@ -43,14 +55,106 @@ pub fn set_enabled(on: bool) {
     ENABLED.store(on, Ordering::Relaxed);
 }
 
-/// The advice for a run of `sampler`: on for the samplers that read rows at random every
-/// iteration ([`tallmc_core::sampler::sgmcmc::is_sg_sampler`]), unless the environment's
-/// `TALLMC_HUGE_PAGES` says `0` (never) or `1` (always).
-pub fn wanted_for(sampler: &str) -> bool {
+/// The environment's choice: `TALLMC_HUGE_PAGES=0` `Some(false)` (never), `1` `Some(true)`
+/// (every large block at allocation), anything else or unset `None` (the automatic choice,
+/// [`after_setup`]).
+pub fn forced() -> Option<bool> {
     match std::env::var("TALLMC_HUGE_PAGES").as_deref() {
-        Ok("0") => false,
-        Ok("1") => true,
-        _ => tallmc_core::sampler::sgmcmc::is_sg_sampler(sampler),
+        Ok("0") => Some(false),
+        Ok("1") => Some(true),
+        _ => None,
+    }
+}
+
+/// Whether a run advises its large blocks as they are allocated: only when the environment
+/// asks (`TALLMC_HUGE_PAGES=1`, [`forced`]); by default the design is moved after chain 0's
+/// set-up instead, when that pays ([`after_setup`]).
+pub fn at_allocation() -> bool {
+    forced() == Some(true)
+}
+
+/// Rows drawn at random, in multiples of the data's rows, from which a run's design is moved
+/// onto huge pages ([`after_setup`]): the move cost 0.3–0.6 s for 240 MB on the measuring host
+/// and saved 7.3 ns per row read, a break-even of 40–80 passes' worth of rows.
+pub const MOVE_PASSES: f64 = 64.0;
+
+/// Whether a run whose minibatches read `rows_read` rows in all, from data of `n` rows, moves
+/// its design onto huge pages ([`MOVE_PASSES`]).
+pub fn move_pays(rows_read: f64, n: usize) -> bool {
+    n > 0 && rows_read >= MOVE_PASSES * n as f64
+}
+
+/// The automatic choice, once chain 0 of a run of `chains` chains of `iterations` iterations
+/// each (warm-up and draws) is built: for a stochastic-gradient `sampler` whose minibatches
+/// (chain 0's resolved `batch_size` rows per iteration) will read at least [`MOVE_PASSES`]
+/// times the data's rows, the model's design (its rows and its response) is moved onto huge
+/// pages ([`move_to_huge_pages`]). Nothing when the environment chose ([`forced`]), for a
+/// model without a design, or off Linux. The seconds the move took when it was made (the
+/// kernel may still have declined some pages).
+pub fn after_setup(
+    sampler: &str,
+    model: &dyn tallmc_core::model::DataModel,
+    chain0: &dyn tallmc_core::chain::Chain,
+    chains: usize,
+    iterations: usize,
+) -> Option<f64> {
+    if !cfg!(target_os = "linux")
+        || forced().is_some()
+        || !tallmc_core::sampler::sgmcmc::is_sg_sampler(sampler)
+    {
+        return None;
+    }
+    let batch = chain0
+        .resolved()
+        .iter()
+        .find(|(k, _)| *k == "batch_size")
+        .map(|&(_, v)| v)?;
+    let rows_read = batch * chains as f64 * iterations as f64;
+    let design = model.as_glm()?.design();
+    if !move_pays(rows_read, design.n) {
+        return None;
+    }
+    let t = std::time::Instant::now();
+    move_to_huge_pages(&design.x);
+    move_to_huge_pages(&design.y);
+    Some(t.elapsed().as_secs_f64())
+}
+
+/// Moves the whole 2 MB pages inside `block` onto huge pages now: `madvise(MADV_HUGEPAGE)`,
+/// then `madvise(MADV_COLLAPSE)` (Linux 6.1 and later, glibc targets; the kernel copies the
+/// pages' contents into huge pages, values unchanged). The last call's answer (0, or −1 where
+/// the kernel declines or lacks it: the pages then stay as they were, advised for its
+/// background collapse), or `None` when nothing was asked (a block holding no whole 2 MB
+/// page, not Linux).
+pub fn move_to_huge_pages(block: &[f64]) -> Option<i32> {
+    #[cfg(target_os = "linux")]
+    {
+        const HUGE: usize = 2 << 20;
+        // libc names it for glibc targets (its value is the kernel's, 25, on the common
+        // architectures); elsewhere only the advice is given.
+        #[cfg(target_env = "gnu")]
+        const COLLAPSE: Option<libc::c_int> = Some(libc::MADV_COLLAPSE);
+        #[cfg(not(target_env = "gnu"))]
+        const COLLAPSE: Option<libc::c_int> = None;
+        let p = block.as_ptr() as usize;
+        let start = p.div_ceil(HUGE) * HUGE;
+        let end = (p + std::mem::size_of_val(block)) / HUGE * HUGE;
+        if end <= start {
+            return None;
+        }
+        let (at, len) = (start as *mut libc::c_void, end - start);
+        // SAFETY: [start, end) lies inside `block`, memory this process owns and keeps while
+        // the calls run; both advices change how the kernel backs the pages, never their
+        // contents (MADV_COLLAPSE copies them into huge pages under the kernel's locks).
+        unsafe {
+            let advised = libc::madvise(at, len, libc::MADV_HUGEPAGE);
+            Some(COLLAPSE.map_or(advised, |c| libc::madvise(at, len, c)))
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = block;
+        None
     }
 }
 
@@ -193,6 +297,37 @@ mod tests {
         set_enabled(false);
         assert!(!asked());
         drop(block);
+    }
+
+    /// A run moves its design when its minibatches read at least `MOVE_PASSES` times the
+    /// data's rows; never for empty data.
+    #[test]
+    fn the_move_pays_from_move_passes_times_the_rows() {
+        let n = 1000;
+        assert!(!move_pays(MOVE_PASSES * n as f64 - 1.0, n));
+        assert!(move_pays(MOVE_PASSES * n as f64, n));
+        assert!(!move_pays(1e12, 0));
+    }
+
+    /// Moving a block onto huge pages keeps its values: the kernel's answer for a block
+    /// holding whole 2 MB pages (0 where it moved them, −1 where it declines or lacks
+    /// `MADV_COLLAPSE`: printed with the huge pages it gave), nothing asked for a small one.
+    #[test]
+    fn moving_a_block_keeps_its_values() {
+        let block: Vec<f64> = (0..(8usize << 20) / 8).map(|k| k as f64 * 0.5).collect();
+        let answer = move_to_huge_pages(&block[3..]);
+        if cfg!(target_os = "linux") {
+            assert!(matches!(answer, Some(0) | Some(-1)), "{answer:?}");
+        } else {
+            assert_eq!(answer, None);
+        }
+        assert!(block.iter().enumerate().all(|(k, &v)| v == k as f64 * 0.5));
+        assert_eq!(move_to_huge_pages(&block[..1000]), None);
+        #[cfg(target_os = "linux")]
+        eprintln!(
+            "MADV_COLLAPSE answered {answer:?}; AnonHugePages {} kB",
+            huge_kb_at(block.as_ptr() as usize + (4 << 20))
+        );
     }
 
     /// AnonHugePages of the mapping holding `at`, from `/proc/self/smaps` (kB).

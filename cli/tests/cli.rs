@@ -846,17 +846,19 @@ fn large_plain_csv_goes_straight_into_the_design() {
     assert_eq!(e1.replace(&bad_plain, "F"), e2.replace(bad_general, "F"));
 }
 
-/// The stochastic-gradient samplers ask for huge pages (run.json `data.huge_pages`), the
-/// others do not, and `TALLMC_HUGE_PAGES=0`/`1` overrides either way; the draws are the same.
-/// The SG runs read 300 000 rows (a 7.2 MB design, a block the allocator advises), so their
-/// draws with and without the advice come from memory given both ways.
+/// Huge pages (run.json `data.huge_pages`): a stochastic-gradient run moves its design onto
+/// them after chain 0's set-up when its minibatches read at least 64 times the data's rows
+/// (`data.huge_pages_move_seconds`), a short one does not, nor does any other sampler;
+/// `TALLMC_HUGE_PAGES=0` asks for none, `1` for every large block at allocation (and moves
+/// nothing after). The draws are the same every way. The SG runs read 100 000 rows (a 3.2 MB
+/// design, holding whole 2 MB pages).
 #[test]
-fn huge_pages_for_the_sg_samplers_and_the_same_draws() {
+fn huge_pages_for_long_sg_runs_and_the_same_draws() {
     let dir = TempDir::new("huge-pages");
     let small = simulate_logistic(&dir);
     let tall = dir.join("tall.csv");
     let o = tallmc(&[
-        "simulate", "--model", "logistic", "--n", "300000", "--d", "3", "--seed", "11", "--out",
+        "simulate", "--model", "logistic", "--n", "100000", "--d", "3", "--seed", "11", "--out",
         &tall,
     ]);
     assert_eq!(
@@ -865,9 +867,11 @@ fn huge_pages_for_the_sg_samplers_and_the_same_draws() {
         "{}",
         String::from_utf8_lossy(&o.stderr)
     );
-    let run = |data: &str, sampler: &str, env: Option<&str>, out: &str| -> (bool, String) {
+    // (huge_pages, huge_pages_move_seconds, draws.csv)
+    let run = |args: &[&str], env: Option<&str>| -> (bool, Option<f64>, String) {
+        let out = args[args.iter().position(|&a| a == "--out").unwrap() + 1];
         let mut cmd = std::process::Command::new(common::BIN);
-        cmd.args(sampler_args(data, out, sampler, "2", &["--no-ksd"]));
+        cmd.args(args);
         match env {
             Some(v) => cmd.env("TALLMC_HUGE_PAGES", v),
             None => cmd.env_remove("TALLMC_HUGE_PAGES"),
@@ -884,24 +888,81 @@ fn huge_pages_for_the_sg_samplers_and_the_same_draws() {
         let huge = doc["data"]["huge_pages"]
             .as_bool()
             .expect("data.huge_pages");
-        (huge, read(&Path::new(out).join("draws.csv")))
+        let moved = &doc["data"]["huge_pages_move_seconds"];
+        assert!(moved.is_null() || moved.is_f64(), "{moved}");
+        (
+            huge,
+            moved.as_f64(),
+            read(&Path::new(out).join("draws.csv")),
+        )
     };
     let linux = cfg!(target_os = "linux");
-    for (data, sampler, default) in [
-        (&tall, "sgld", linux),
-        (&tall, "sgld-cv", linux),
-        (&small, "nuts", false),
-    ] {
-        let (a, b, c) = (dir.join("a"), dir.join("b"), dir.join("c"));
-        let (huge, draws) = run(data, sampler, None, &a);
-        assert_eq!(huge, default, "{sampler}");
-        let (huge, off) = run(data, sampler, Some("0"), &b);
-        assert!(!huge, "{sampler} with TALLMC_HUGE_PAGES=0");
-        let (huge, on) = run(data, sampler, Some("1"), &c);
-        assert_eq!(huge, linux, "{sampler} with TALLMC_HUGE_PAGES=1");
-        assert_eq!(draws, off, "{sampler}: the draws without huge pages");
-        assert_eq!(draws, on, "{sampler}: the draws with them");
+    // 40 iterations of 100 000 rows: 40 passes' worth, short; 64 iterations: long.
+    let sg = |sampler: &str, draws: &str, out: &str| -> Vec<String> {
+        [
+            "run",
+            "--data",
+            &tall,
+            "--model",
+            "logistic",
+            "--response",
+            "y",
+            "--sampler",
+            sampler,
+            "--chains",
+            "1",
+            "--warmup",
+            "0",
+            "--draws",
+            draws,
+            "--seed",
+            "1",
+            "--set",
+            "batch_size=100000",
+            "--no-ksd",
+            "--out",
+            out,
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect()
+    };
+    fn v(v: &[String]) -> Vec<&str> {
+        v.iter().map(|s| s.as_str()).collect()
     }
+    for (sampler, draws, long) in [
+        ("sgld", "40", false),
+        ("sgld", "64", true),
+        ("sgld-cv", "64", true),
+    ] {
+        let what = format!("{sampler}, {draws} iterations of 100 000 rows");
+        let out = |k: &str| dir.join(&format!("{sampler}-{draws}-{k}"));
+        let (huge, moved, draws_auto) = run(&v(&sg(sampler, draws, &out("auto"))), None);
+        assert_eq!(huge, long && linux, "{what}");
+        assert_eq!(moved.is_some(), long && linux, "{what}: moved {moved:?}");
+        let (huge, moved, off) = run(&v(&sg(sampler, draws, &out("off"))), Some("0"));
+        assert!(!huge && moved.is_none(), "{what} with TALLMC_HUGE_PAGES=0");
+        let (huge, moved, on) = run(&v(&sg(sampler, draws, &out("on"))), Some("1"));
+        assert!(
+            huge == linux && moved.is_none(),
+            "{what} with TALLMC_HUGE_PAGES=1"
+        );
+        assert_eq!(draws_auto, off, "{what}: the draws without huge pages");
+        assert_eq!(draws_auto, on, "{what}: the draws with them");
+    }
+    // Any other sampler: none by default, at allocation with TALLMC_HUGE_PAGES=1.
+    let (x, z) = (dir.join("nuts-auto"), dir.join("nuts-on"));
+    let (huge, moved, draws) = run(&sampler_args(&small, &x, "nuts", "2", &["--no-ksd"]), None);
+    assert!(!huge && moved.is_none(), "nuts");
+    let (huge, moved, on) = run(
+        &sampler_args(&small, &z, "nuts", "2", &["--no-ksd"]),
+        Some("1"),
+    );
+    assert!(
+        huge == linux && moved.is_none(),
+        "nuts with TALLMC_HUGE_PAGES=1"
+    );
+    assert_eq!(draws, on, "nuts: the draws with huge pages");
 }
 
 /// `tallmc run` with several stochastic-gradient chains searches the mode of their set-up once:

@@ -220,10 +220,11 @@ fn sample<'py>(
     progress: Option<Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let t0 = Instant::now();
-    // The design on huge pages for the samplers that read rows at random every iteration
-    // (`tallmc_cli::hugepages`), as `tallmc run` does.
+    // Large blocks on huge pages from their allocation only when the environment asks
+    // (`TALLMC_HUGE_PAGES=1`); by default a long stochastic-gradient run's design is moved
+    // onto them after chain 0's set-up (`tallmc_cli::hugepages`), as in `tallmc run`.
     #[cfg(not(target_arch = "wasm32"))]
-    tallmc_cli::hugepages::set_enabled(tallmc_cli::hugepages::wanted_for(&sampler));
+    tallmc_cli::hugepages::set_enabled(tallmc_cli::hugepages::at_allocation());
     if names.len() != columns.len() {
         return Err(PyValueError::new_err(format!(
             "{} column names for {} columns",

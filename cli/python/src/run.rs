@@ -224,6 +224,14 @@ pub fn prepare(req: &mut Request) -> Result<Prepared, String> {
     )
     .map_err(|e| describe(&e, req, Some(&settings)))?;
     let t_setup0 = t_build.elapsed().as_secs_f64();
+    // A long stochastic-gradient run's design onto huge pages, as in `tallmc run`.
+    tallmc_cli::hugepages::after_setup(
+        &req.sampler,
+        model.as_ref(),
+        chain0.as_ref(),
+        req.chains,
+        req.warmup + req.draws,
+    );
     if threads != cores {
         pool.set(Arc::new(tallmc_cli::parallel::Pool::new(threads)));
     }

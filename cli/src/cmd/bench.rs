@@ -168,10 +168,15 @@ pub fn gradient_pass(n: usize, d: usize) -> Result<(), CliError> {
 /// memory, and from cache (the same rows read a second time right after the first).
 pub fn gather(n: usize, d: usize, batch: usize) -> Result<(), CliError> {
     use tallmc_core::estimator::GradientEstimator;
-    // The design on huge pages, as `tallmc run` allocates it for SGLD (`TALLMC_HUGE_PAGES=0`
-    // measures 4 kB pages).
-    tallmc_cli::hugepages::set_enabled(tallmc_cli::hugepages::wanted_for("sgld"));
     let m = model("logistic", n, d, 3)?;
+    // The design on huge pages, as a long SGLD run moves it (`TALLMC_HUGE_PAGES=0` measures
+    // 4 kB pages).
+    if tallmc_cli::hugepages::forced() != Some(false) {
+        if let Some(g) = m.as_glm() {
+            tallmc_cli::hugepages::move_to_huge_pages(&g.design().x);
+            tallmc_cli::hugepages::move_to_huge_pages(&g.design().y);
+        }
+    }
     let dim = m.dim();
     let design = m
         .as_glm()

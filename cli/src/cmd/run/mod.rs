@@ -128,9 +128,10 @@ struct ChainOutput {
 /// `tallmc run`.
 pub fn run(a: &RunArgs) -> Result<(), CliError> {
     let t0 = Instant::now();
-    // The data on huge pages for the samplers that read rows at random every iteration
-    // (`tallmc_cli::hugepages`: SGLD's iteration 110 → 86 µs on the peers' table).
-    tallmc_cli::hugepages::set_enabled(tallmc_cli::hugepages::wanted_for(&a.sampler));
+    // Large blocks on huge pages from their allocation only when the environment asks
+    // (`TALLMC_HUGE_PAGES=1`); by default the design is moved onto them after chain 0's
+    // set-up when the run's minibatches will read enough rows (`tallmc_cli::hugepages`).
+    tallmc_cli::hugepages::set_enabled(tallmc_cli::hugepages::at_allocation());
     let settings = settings_from(&a.set)?;
     if a.chains == 0 || a.chains > MAX_CHAINS {
         return Err(CliError::input(format!(
@@ -376,6 +377,14 @@ pub fn run(a: &RunArgs) -> Result<(), CliError> {
     spinner.finish_and_clear();
     let chain0 = chain0.map_err(|e| ctx.describe(&e))?;
     let t_setup0 = t_build.elapsed().as_secs_f64();
+    // A long stochastic-gradient run's design onto huge pages (SGLD's rows are drawn at random).
+    let huge_move = tallmc_cli::hugepages::after_setup(
+        &a.sampler,
+        model.as_ref(),
+        chain0.as_ref(),
+        a.chains,
+        a.warmup + a.draws,
+    );
     // From here the chains run at once: each pass gets the cores they leave.
     if pass_threads != cores {
         pool.set(std::sync::Arc::new(tallmc_cli::parallel::Pool::new(
@@ -518,6 +527,7 @@ pub fn run(a: &RunArgs) -> Result<(), CliError> {
         wall_sampling,
         wall_total,
         model_seconds,
+        huge_move,
         data_seconds,
         read_into,
         ksd_seconds,

@@ -24,6 +24,9 @@ pub(super) struct RunReport<'a> {
     /// What the data file was read into: `"design"` (a plain CSV parsed straight into a
     /// regression design's rows) or `"table"`.
     pub(super) read_into: &'static str,
+    /// Seconds spent moving the design onto huge pages after chain 0's set-up, when it was
+    /// moved ([`tallmc_cli::hugepages::after_setup`]).
+    pub(super) huge_move: Option<f64>,
     /// Seconds of the kernel Stein discrepancy (0 when skipped).
     pub(super) ksd_seconds: f64,
     /// The `ksd` block ([`ksd_json`]).
@@ -183,7 +186,8 @@ pub(super) fn write_run_json(dir: &Path, r: &RunReport<'_>) -> Result<(), CliErr
             "sampler_settings": resolved(r.sampler_info_params, r.settings),
         },
         "data": {"n": n, "d": r.model.dim(), "read_into": r.read_into,
-                     "huge_pages": tallmc_cli::hugepages::asked()},
+                     "huge_pages": tallmc_cli::hugepages::asked() || r.huge_move.is_some(),
+                     "huge_pages_move_seconds": r.huge_move},
         "params": r.param_names,
         "sampler": {"exact": r.exact, "signed": r.signed},
         "wall_time_seconds": {
@@ -224,7 +228,7 @@ pub(super) fn write_run_json(dir: &Path, r: &RunReport<'_>) -> Result<(), CliErr
             "_total": "counts setup (mode finding, centring, the reparametrisation's mode search) and warm-up as well; the set-up work the chains share (the stochastic-gradient samplers' mode search, SMH's kernel) is counted once, in chain 0's setup",
             "full_data_passes": "max(lik_evals, grad_evals) / n",
             "data_fraction_per_iteration": "sampling-phase full-data passes per kept iteration",
-            "data": "n rows, d parameters; read_into: design when a plain CSV was parsed straight into the regression design's rows (one copy of the data), table when into the file's columns (the model then makes its own copy); huge_pages: whether the run asked Linux for transparent huge pages for its large blocks (the stochastic-gradient samplers, or TALLMC_HUGE_PAGES=1; a request the kernel may decline)",
+            "data": "n rows, d parameters; read_into: design when a plain CSV was parsed straight into the regression design's rows (one copy of the data), table when into the file's columns (the model then makes its own copy); huge_pages: whether the run asked Linux for transparent huge pages (a request the kernel may decline): for the design, moved after chain 0's set-up when a stochastic-gradient run's minibatches read at least 64 times the data's rows (huge_pages_move_seconds: how long the move took, else null), or for every large block from its allocation with TALLMC_HUGE_PAGES=1",
             "wall_time_seconds": "total: the whole run up to run.json; data_load: reading and parsing the data file; model_build: the model, with the reparametrisation's mode search; chains: every chain's set-up, warm-up and sampling (in parallel); ksd: the kernel Stein discrepancy",
             "peak_memory_bytes": "the process's peak resident memory when run.json was written (null where the system does not report it)",
         },
