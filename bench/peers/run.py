@@ -74,15 +74,16 @@ def min_bulk_ess(draws, method="bulk"):
 # tallmc
 
 
-def run_tallmc(exe, data, out, sampler, warmup, draws, sets):
+def run_tallmc(exe, data, out, sampler, warmup, draws, sets, env=None):
     cmd = [exe, "run", "--data", data, "--model", "logistic", "--response", "y",
            "--sampler", sampler, "--chains", "1", "--warmup", str(warmup), "--draws", str(draws),
            "--seed", str(SEED), "--out", out]
     for s in sets:
         cmd += ["--set", s]
-    log("$ " + " ".join(cmd))
+    log("$ " + "".join(f"{k}={v} " for k, v in (env or {}).items()) + " ".join(cmd))
     t = time.perf_counter()
-    subprocess.run(cmd, check=True, stderr=subprocess.DEVNULL)
+    subprocess.run(cmd, check=True, stderr=subprocess.DEVNULL,
+                   env={**os.environ, **env} if env else None)
     process = time.perf_counter() - t
     with open(os.path.join(out, "run.json")) as f:
         rj = json.load(f)
@@ -97,7 +98,8 @@ def run_tallmc(exe, data, out, sampler, warmup, draws, sets):
         "chains": w["chains"],  # run.json: the chains' threads (set-up after chain 0, warm-up, sampling)
         "sampling": w["sampling_max_over_chains"],
         "warmup": ch["warmup_seconds"],
-        "setup0": ch["setup_seconds"],  # chain 0 is built (mode search, step size) before `chains`
+        "setup0": ch["setup_seconds"],
+        "data_load": w.get("data_load", 0.0),  # chain 0 is built (mode search, step size) before `chains`
         "ksd": ksd,
         "model_build": build,
         "min_ess": rj["min_ess_bulk"],
@@ -339,6 +341,11 @@ def main():
     ts = run_tallmc(args.tallmc, args.data, os.path.join(args.out, "tallmc-sgld"), "sgld", 0,
                     SGLD_ITERS, [f"batch_size={SGLD_BATCH}"])
     log(f"tallmc sgld: chains {ts['chains']:.2f} s, total {ts['total']:.2f} s")
+    # The same with every large block on huge pages from its allocation (the default moves the
+    # design onto them only for runs that read 64 passes' worth of rows: cli/src/hugepages.rs).
+    tsh = run_tallmc(args.tallmc, args.data, os.path.join(args.out, "tallmc-sgld-huge"), "sgld", 0,
+                     SGLD_ITERS, [f"batch_size={SGLD_BATCH}"], env={"TALLMC_HUGE_PAGES": "1"})
+    log(f"tallmc sgld, TALLMC_HUGE_PAGES=1: chains {tsh['chains']:.2f} s, total {tsh['total']:.2f} s")
     read_one, read_two = read_ceiling(args.tallmc)
     log(f"reading a batch's bytes alone: {read_one:.1f} µs on one core, {read_two:.1f} µs on two")
     # The same table as a binary columnar file (NumPy's .npz, which tallmc reads; written once
@@ -444,6 +451,12 @@ def main():
           f"(first call with compile {bjx['with_compile']:.2f} s) | chains {ts['chains']:.2f} s → "
           f"{fmt(tm_its)} it/s (sampling alone {fmt(tm_its_sampling)} it/s; whole process "
           f"{ts['process']:.2f} s) | **{tm_its / bj_its:.2f}×** it/s |")
+    tsh_its = SGLD_ITERS / tsh["chains"]
+    print(f"| the same, tallmc with `TALLMC_HUGE_PAGES=1` (every large block on huge pages from its "
+          f"allocation; by default this run's 26 passes' worth of rows are too few to pay for "
+          f"moving the design) | as above: {fmt(bj_its)} it/s | chains {tsh['chains']:.2f} s → "
+          f"{fmt(tsh_its)} it/s (whole process {tsh['process']:.2f} s, data load "
+          f"{tsh['data_load']:.2f} s against {ts['data_load']:.2f} s) | {tsh_its / bj_its:.2f}× it/s |")
     ceil_one, ceil_two = 1e6 / read_one, 1e6 / read_two
     print(f"| the same, the host's ceiling: reading the batches' bytes alone (`tallmc bench --gather`: "
           f"1 000 batches of {fmt(SGLD_BATCH)} rows of a 10⁶ × 30 float64 design, no arithmetic) "
