@@ -98,8 +98,8 @@ def run_tallmc(exe, data, out, sampler, warmup, draws, sets, env=None):
         "chains": w["chains"],  # run.json: the chains' threads (set-up after chain 0, warm-up, sampling)
         "sampling": w["sampling_max_over_chains"],
         "warmup": ch["warmup_seconds"],
-        "setup0": ch["setup_seconds"],
-        "data_load": w.get("data_load", 0.0),  # chain 0 is built (mode search, step size) before `chains`
+        "setup0": ch["setup_seconds"],  # chain 0 is built (mode search, step size) before `chains`
+        "data_load": w.get("data_load", 0.0),  # run.json: reading and parsing the data file
         "ksd": ksd,
         "model_build": build,
         "min_ess": rj["min_ess_bulk"],

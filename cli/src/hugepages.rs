@@ -9,20 +9,22 @@
 //! before its own cache miss. With 2 MB pages the whole table is 120 TLB entries. Measured
 //! (`taskset -c 1 tallmc bench --gather`, 2026-11-28): reading a 1 300-row batch's bytes took
 //! 62–66 µs with 4 kB pages and 45 µs with huge pages; `sgld` on the peers' table, 20 000
-//! iterations of 1 300 rows: chains 1.24–1.28 s → 1.07–1.08 s (BENCHMARKS.md, issue 21).
+//! iterations of 1 300 rows: chains 1.28–1.33 s → 1.07–1.12 s (five alternating runs;
+//! BENCHMARKS.md, issue 21).
 //!
 //! What it costs: on the host where this was measured (a VM) a fresh huge page costs far more
 //! to fault in than 4 kB pages do, likely because the host has discarded the free 2 MB blocks
 //! the guest reported to it, while 4 kB pages come mostly from memory still backed. The
-//! peers' CSV loaded in 0.72–0.93 s with the advice at allocation against 0.38 s without; a
-//! 10⁷-row Parquet file in 3.6–3.9 s against 2.3 s. Moving the 240 MB design afterwards
+//! peers' CSV loaded in 0.78–0.89 s with the advice at allocation against 0.38–0.42 s without
+//! (that run's whole process 2.52–2.67 s against 2.35–2.43 s); a 10⁷-row Parquet file in
+//! 3.6–3.9 s against 2.3 s. Moving the 240 MB design afterwards
 //! (`MADV_COLLAPSE`, Linux 6.1 and later) took 0.3–0.6 s. That is 40–80 passes' worth of rows
 //! drawn at random (7.3 ns saved per row read): a short SGLD run, the usual kind on tall data
 //! (the peers' run reads 26 passes' worth, 4 chains of 2 000 draws on 10⁷ rows one pass'
 //! worth), would lose more at the load than it gains in its chains.
 //!
 //! So by default nothing is advised at allocation, and [`after_setup`] moves the design (its
-//! rows and its response) once chain 0 is built, only for the samplers whose every iteration
+//! rows, its response, a whitened model's offsets) once chain 0 is built, only for the samplers whose every iteration
 //! reads rows drawn at random (the stochastic-gradient family,
 //! [`tallmc_core::sampler::sgmcmc::is_sg_sampler`]) and only when the run's minibatches will
 //! read at least [`MOVE_PASSES`] times the data's rows (chains × iterations × chain 0's
@@ -87,10 +89,13 @@ pub fn move_pays(rows_read: f64, n: usize) -> bool {
 /// The automatic choice, once chain 0 of a run of `chains` chains of `iterations` iterations
 /// each (warm-up and draws) is built: for a stochastic-gradient `sampler` whose minibatches
 /// (chain 0's resolved `batch_size` rows per iteration) will read at least [`MOVE_PASSES`]
-/// times the data's rows, the model's design (its rows and its response) is moved onto huge
-/// pages ([`move_to_huge_pages`]). Nothing when the environment chose ([`forced`]), for a
-/// model without a design, or off Linux. The seconds the move took when it was made (the
-/// kernel may still have declined some pages).
+/// times the data's rows, the model's design (its rows, its response and, on a whitened
+/// model, its offsets: the arrays a drawn row reads) is moved onto huge pages
+/// ([`move_to_huge_pages`]). Nothing when the environment chose ([`forced`]), for a model
+/// without a design, off Linux, or when no array holds a whole 2 MB page. The seconds the move
+/// took when the kernel was asked (it may still have declined some pages). For `asgld-cv-ps`
+/// the resolved `batch_size` is its adaptive rule's scale n₀, about 1.5 times the batches it
+/// draws at the posterior's typical distance from the mode: its rows read are overestimated.
 pub fn after_setup(
     sampler: &str,
     model: &dyn tallmc_core::model::DataModel,
@@ -110,23 +115,29 @@ pub fn after_setup(
         .find(|(k, _)| *k == "batch_size")
         .map(|&(_, v)| v)?;
     let rows_read = batch * chains as f64 * iterations as f64;
-    let design = model.as_glm()?.design();
+    let glm = model.as_glm()?;
+    let design = glm.design();
     if !move_pays(rows_read, design.n) {
         return None;
     }
     let t = std::time::Instant::now();
-    move_to_huge_pages(&design.x);
-    move_to_huge_pages(&design.y);
-    Some(t.elapsed().as_secs_f64())
+    let arrays = [Some(&design.x[..]), Some(&design.y[..]), glm.offset()];
+    let asked = arrays
+        .into_iter()
+        .flatten()
+        .filter_map(move_to_huge_pages)
+        .count();
+    (asked > 0).then(|| t.elapsed().as_secs_f64())
 }
 
 /// Moves the whole 2 MB pages inside `block` onto huge pages now: `madvise(MADV_HUGEPAGE)`,
 /// then `madvise(MADV_COLLAPSE)` (Linux 6.1 and later, glibc targets; the kernel copies the
-/// pages' contents into huge pages, values unchanged). The last call's answer (0, or −1 where
-/// the kernel declines or lacks it: the pages then stay as they were, advised for its
-/// background collapse), or `None` when nothing was asked (a block holding no whole 2 MB
-/// page, not Linux).
-pub fn move_to_huge_pages(block: &[f64]) -> Option<i32> {
+/// pages' contents into huge pages, values unchanged). The answers (0, or −1 where the kernel
+/// refuses) of the advice and of the collapse (`None` where not asked; −1 where the kernel
+/// declines or lacks it: the pages then stay as they were, advised for its background
+/// collapse), or `None` when nothing was asked (a block holding no whole 2 MB page, not
+/// Linux).
+pub fn move_to_huge_pages(block: &[f64]) -> Option<(i32, Option<i32>)> {
     #[cfg(target_os = "linux")]
     {
         const HUGE: usize = 2 << 20;
@@ -148,7 +159,7 @@ pub fn move_to_huge_pages(block: &[f64]) -> Option<i32> {
         // contents (MADV_COLLAPSE copies them into huge pages under the kernel's locks).
         unsafe {
             let advised = libc::madvise(at, len, libc::MADV_HUGEPAGE);
-            Some(COLLAPSE.map_or(advised, |c| libc::madvise(at, len, c)))
+            Some((advised, COLLAPSE.map(|c| libc::madvise(at, len, c))))
         }
     }
     #[cfg(not(target_os = "linux"))]
@@ -309,15 +320,22 @@ mod tests {
         assert!(!move_pays(1e12, 0));
     }
 
-    /// Moving a block onto huge pages keeps its values: the kernel's answer for a block
-    /// holding whole 2 MB pages (0 where it moved them, −1 where it declines or lacks
-    /// `MADV_COLLAPSE`: printed with the huge pages it gave), nothing asked for a small one.
+    /// Moving a block onto huge pages keeps its values: for a block holding whole 2 MB pages
+    /// the kernel accepts the advice, and moves them or declines (−1 where it lacks
+    /// `MADV_COLLAPSE`: printed with the huge pages it gave); nothing is asked for a small one.
     #[test]
     fn moving_a_block_keeps_its_values() {
         let block: Vec<f64> = (0..(8usize << 20) / 8).map(|k| k as f64 * 0.5).collect();
         let answer = move_to_huge_pages(&block[3..]);
         if cfg!(target_os = "linux") {
-            assert!(matches!(answer, Some(0) | Some(-1)), "{answer:?}");
+            // The advice over a range of whole 2 MB pages inside the block is accepted (a
+            // wrong range would be refused); the collapse may be declined.
+            let (advised, collapsed) = answer.expect("a block holding whole 2 MB pages");
+            assert_eq!(advised, 0);
+            assert!(
+                matches!(collapsed, None | Some(0) | Some(-1)),
+                "{collapsed:?}"
+            );
         } else {
             assert_eq!(answer, None);
         }

@@ -6,8 +6,9 @@
 
 mod cmd;
 
-/// The system allocator, with large blocks (the data) on transparent huge pages where the
-/// kernel allows: minibatches read rows at random (`tallmc_cli::hugepages`).
+/// The system allocator, advising large blocks to use transparent huge pages when
+/// `TALLMC_HUGE_PAGES=1` (by default a long stochastic-gradient run's design is moved onto them
+/// after chain 0's set-up instead: `tallmc_cli::hugepages`).
 #[global_allocator]
 static ALLOC: tallmc_cli::hugepages::HugePages = tallmc_cli::hugepages::HugePages;
 

@@ -850,15 +850,15 @@ fn large_plain_csv_goes_straight_into_the_design() {
 /// them after chain 0's set-up when its minibatches read at least 64 times the data's rows
 /// (`data.huge_pages_move_seconds`), a short one does not, nor does any other sampler;
 /// `TALLMC_HUGE_PAGES=0` asks for none, `1` for every large block at allocation (and moves
-/// nothing after). The draws are the same every way. The SG runs read 100 000 rows (a 3.2 MB
-/// design, holding whole 2 MB pages).
+/// nothing after). The draws are the same every way. The SG runs read 200 000 rows (a 4.8 MB
+/// design: it holds a whole 2 MB page wherever it lies, so a move asks the kernel).
 #[test]
 fn huge_pages_for_long_sg_runs_and_the_same_draws() {
     let dir = TempDir::new("huge-pages");
     let small = simulate_logistic(&dir);
     let tall = dir.join("tall.csv");
     let o = tallmc(&[
-        "simulate", "--model", "logistic", "--n", "100000", "--d", "3", "--seed", "11", "--out",
+        "simulate", "--model", "logistic", "--n", "200000", "--d", "3", "--seed", "11", "--out",
         &tall,
     ]);
     assert_eq!(
@@ -897,7 +897,7 @@ fn huge_pages_for_long_sg_runs_and_the_same_draws() {
         )
     };
     let linux = cfg!(target_os = "linux");
-    // 40 iterations of 100 000 rows: 40 passes' worth, short; 64 iterations: long.
+    // 40 iterations of 200 000 rows: 40 passes' worth, short; 64 iterations: long.
     let sg = |sampler: &str, draws: &str, out: &str| -> Vec<String> {
         [
             "run",
@@ -918,7 +918,7 @@ fn huge_pages_for_long_sg_runs_and_the_same_draws() {
             "--seed",
             "1",
             "--set",
-            "batch_size=100000",
+            "batch_size=200000",
             "--no-ksd",
             "--out",
             out,
@@ -935,7 +935,7 @@ fn huge_pages_for_long_sg_runs_and_the_same_draws() {
         ("sgld", "64", true),
         ("sgld-cv", "64", true),
     ] {
-        let what = format!("{sampler}, {draws} iterations of 100 000 rows");
+        let what = format!("{sampler}, {draws} iterations of 200 000 rows");
         let out = |k: &str| dir.join(&format!("{sampler}-{draws}-{k}"));
         let (huge, moved, draws_auto) = run(&v(&sg(sampler, draws, &out("auto"))), None);
         assert_eq!(huge, long && linux, "{what}");

@@ -23,8 +23,9 @@ use tallmc_core::diag;
 use tallmc_core::registry::{self, ParamKind, ParamSpec};
 use tallmc_core::settings::Settings;
 
-/// The system allocator, with large blocks (the data) on transparent huge pages where the
-/// kernel allows: minibatches read rows at random (`tallmc_cli::hugepages`).
+/// The system allocator, advising large blocks to use transparent huge pages when
+/// `TALLMC_HUGE_PAGES=1` (by default a long stochastic-gradient run's design is moved onto them
+/// after chain 0's set-up instead: `tallmc_cli::hugepages`).
 #[cfg(not(target_arch = "wasm32"))]
 #[global_allocator]
 static ALLOC: tallmc_cli::hugepages::HugePages = tallmc_cli::hugepages::HugePages;
@@ -527,6 +528,8 @@ fn sample<'py>(
     )?;
     out.set_item("wall_time_seconds", wall)?;
     out.set_item("model_build_seconds", prep.model_seconds)?;
+    // As run.json's `data.huge_pages_move_seconds` (None: not moved).
+    out.set_item("huge_pages_move_seconds", prep.huge_move)?;
     Ok(out)
 }
 

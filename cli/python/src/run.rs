@@ -62,6 +62,9 @@ pub struct Prepared {
     pub exact: bool,
     pub n: usize,
     pub model_seconds: f64,
+    /// Seconds spent moving the design onto huge pages after the first chain's set-up, when
+    /// it was moved ([`tallmc_cli::hugepages::after_setup`]).
+    pub huge_move: Option<f64>,
 }
 
 /// What one chain produced.
@@ -213,8 +216,8 @@ pub fn prepare(req: &mut Request) -> Result<Prepared, String> {
         warmup: req.warmup,
         settings: &settings,
     };
-    // The first chain keeps its set-up's deterministic work (a mode search, SMH's kernel) for
-    // the others (as `tallmc run`).
+    // The first chain keeps its set-up's deterministic work (a mode search, a control
+    // variate's pass, SMH's kernel: `sampler::share`) for the others (as `tallmc run`).
     let mut setup_share = registry::SetupShare::default();
     let chain0 = registry::build_reported_chain_sharing(
         &config,
@@ -224,14 +227,6 @@ pub fn prepare(req: &mut Request) -> Result<Prepared, String> {
     )
     .map_err(|e| describe(&e, req, Some(&settings)))?;
     let t_setup0 = t_build.elapsed().as_secs_f64();
-    // A long stochastic-gradient run's design onto huge pages, as in `tallmc run`.
-    tallmc_cli::hugepages::after_setup(
-        &req.sampler,
-        model.as_ref(),
-        chain0.as_ref(),
-        req.chains,
-        req.warmup + req.draws,
-    );
     if threads != cores {
         pool.set(Arc::new(tallmc_cli::parallel::Pool::new(threads)));
     }
@@ -258,6 +253,14 @@ pub fn prepare(req: &mut Request) -> Result<Prepared, String> {
             d + 1 + STAT_NAMES.len() + extra_names.len()
         ));
     }
+    // A long stochastic-gradient run's design onto huge pages, as in `tallmc run`.
+    let huge_move = tallmc_cli::hugepages::after_setup(
+        &req.sampler,
+        model.as_ref(),
+        chain0.as_ref(),
+        req.chains,
+        req.warmup + req.draws,
+    );
     Ok(Prepared {
         model_info,
         sampler_info,
@@ -273,6 +276,7 @@ pub fn prepare(req: &mut Request) -> Result<Prepared, String> {
         exact,
         n,
         model_seconds,
+        huge_move,
     })
 }
 

@@ -216,3 +216,34 @@ def test_chains_split_over_calls_with_first_chain(logistic, sampler):
     joined = az.concat(parts, dim="chain")
     assert list(joined.posterior["chain"].values) == [0, 1, 2]
     assert np.array_equal(draws_of(joined), draws_of(ref))
+
+
+# A long stochastic-gradient run moves its design onto huge pages after the first chain's set-up
+# (64 passes' worth of rows or more; a 4.8 MB design holds a whole 2 MB page wherever it lies),
+# a short one does not, TALLMC_HUGE_PAGES=0 never does: `huge_pages_move_seconds` in the run's
+# record, as in run.json. The draws are the same.
+def test_long_sg_runs_move_their_design_onto_huge_pages(monkeypatch):
+    import json
+
+    rng = np.random.default_rng(3)
+    n = 200_000
+    x = rng.standard_normal((n, 2))
+    y = (rng.random(n) < 1 / (1 + np.exp(-(0.5 + x @ [1.0, -0.5])))).astype(np.float64)
+    df = pd.DataFrame({"x1": x[:, 0], "x2": x[:, 1], "y": y})
+    run = dict(model="logistic", response="y", sampler="sgld", chains=1, warmup=0, seed=1,
+               batch_size=n)
+
+    def moved(draws):
+        idata = tallmc.sample(df, **run, draws=draws)
+        return json.loads(idata.attrs["tallmc_run"])["huge_pages_move_seconds"], idata
+
+    monkeypatch.delenv("TALLMC_HUGE_PAGES", raising=False)
+    short, _ = moved(40)
+    assert short is None
+    long, idata = moved(64)
+    if sys.platform.startswith("linux"):
+        assert long is not None and long >= 0
+    monkeypatch.setenv("TALLMC_HUGE_PAGES", "0")
+    off, idata_off = moved(64)
+    assert off is None
+    assert np.array_equal(draws_of(idata), draws_of(idata_off))

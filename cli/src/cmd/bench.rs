@@ -175,6 +175,9 @@ pub fn gather(n: usize, d: usize, batch: usize) -> Result<(), CliError> {
         if let Some(g) = m.as_glm() {
             tallmc_cli::hugepages::move_to_huge_pages(&g.design().x);
             tallmc_cli::hugepages::move_to_huge_pages(&g.design().y);
+            if let Some(o) = g.offset() {
+                tallmc_cli::hugepages::move_to_huge_pages(o);
+            }
         }
     }
     let dim = m.dim();

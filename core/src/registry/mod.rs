@@ -90,8 +90,9 @@ pub fn build_chain(
 }
 
 /// [`build_chain`] with the set-up's deterministic work shared between a run's chains
-/// ([`Sharing`]: the stochastic-gradient samplers' mode search, SMH's kernel; the other
-/// samplers ignore it): the first chain built with `Sharing::Record`, the others with
+/// ([`Sharing`]: the stochastic-gradient samplers' mode search and control-variate centre,
+/// HMC-ECS's control variates, the minibatch tests' mode search and control variate, SMH's
+/// kernel; the other samplers ignore it): the first chain built with `Sharing::Record`, the others with
 /// `Sharing::Reuse` of what it kept are the chains [`build_chain`] builds, bit for bit, and
 /// only the first counts the shared work's evaluations.
 pub fn build_chain_sharing(

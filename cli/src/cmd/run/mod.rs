@@ -365,8 +365,9 @@ pub fn run(a: &RunArgs) -> Result<(), CliError> {
         settings: &settings,
     };
     set_setup_message(&spinner, &a.sampler, Some(model.dim()));
-    // Chain 0 keeps its set-up's deterministic work (a mode search; SMH's whole kernel) for the
-    // other chains: the same chains, the work done once (counted in chain 0's set-up).
+    // Chain 0 keeps its set-up's deterministic work (a mode search, a control variate's pass,
+    // SMH's whole kernel: `sampler::share`) for the other chains: the same chains, the work
+    // done once (counted in chain 0's set-up).
     let mut setup_share = registry::SetupShare::default();
     let chain0 = registry::build_reported_chain_sharing(
         &config,
@@ -377,6 +378,13 @@ pub fn run(a: &RunArgs) -> Result<(), CliError> {
     spinner.finish_and_clear();
     let chain0 = chain0.map_err(|e| ctx.describe(&e))?;
     let t_setup0 = t_build.elapsed().as_secs_f64();
+    // From here the chains run at once: each pass gets the cores they leave.
+    if pass_threads != cores {
+        pool.set(std::sync::Arc::new(tallmc_cli::parallel::Pool::new(
+            pass_threads,
+        )));
+    }
+    settings.check_all_used().map_err(|e| ctx.describe(&e))?;
     // A long stochastic-gradient run's design onto huge pages (SGLD's rows are drawn at random).
     let huge_move = tallmc_cli::hugepages::after_setup(
         &a.sampler,
@@ -385,13 +393,6 @@ pub fn run(a: &RunArgs) -> Result<(), CliError> {
         a.chains,
         a.warmup + a.draws,
     );
-    // From here the chains run at once: each pass gets the cores they leave.
-    if pass_threads != cores {
-        pool.set(std::sync::Arc::new(tallmc_cli::parallel::Pool::new(
-            pass_threads,
-        )));
-    }
-    settings.check_all_used().map_err(|e| ctx.describe(&e))?;
     let param_names = chain0.param_names();
     let extra_names: Vec<&'static str> = chain0.extra_names().into_iter().take(4).collect();
     let signed = chain0.signed();

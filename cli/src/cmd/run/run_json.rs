@@ -225,7 +225,7 @@ pub(super) fn write_run_json(dir: &Path, r: &RunReport<'_>) -> Result<(), CliErr
             "ess_per_second": "ESS / sampling-phase seconds (slowest chain; chains run in parallel)",
             "ess_per_second_total": "ESS / wall seconds of setup, warm-up and sampling of all chains",
             "ess_per_1000_grad_evals": "ESS per 1000 per-datum gradient evaluations of the sampling phase, all chains",
-            "_total": "counts setup (mode finding, centring, the reparametrisation's mode search) and warm-up as well; the set-up work the chains share (the stochastic-gradient samplers' mode search, SMH's kernel) is counted once, in chain 0's setup",
+            "_total": "counts setup (mode finding, centring, the reparametrisation's mode search) and warm-up as well; the set-up work the chains share (mode searches, control variates' passes, SMH's kernel: DESIGN.md) is counted once, in chain 0's setup",
             "full_data_passes": "max(lik_evals, grad_evals) / n",
             "data_fraction_per_iteration": "sampling-phase full-data passes per kept iteration",
             "data": "n rows, d parameters; read_into: design when a plain CSV was parsed straight into the regression design's rows (one copy of the data), table when into the file's columns (the model then makes its own copy); huge_pages: whether the run asked Linux for transparent huge pages (a request the kernel may decline): for the design, moved after chain 0's set-up when a stochastic-gradient run's minibatches read at least 64 times the data's rows (huge_pages_move_seconds: how long the move took, else null), or for every large block from its allocation with TALLMC_HUGE_PAGES=1",
